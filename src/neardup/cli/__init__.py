@@ -1,0 +1,1 @@
+"""The ``neardup`` command line (thin: parse, build a config, call the library, render)."""

@@ -1,0 +1,111 @@
+"""``neardup dedup``: find and cluster exact and near-duplicate documents in a batch."""
+
+from __future__ import annotations
+
+import glob
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from neardup.config import DedupConfig, SimHashConfig, TextConfig
+from neardup.errors import SourceError
+from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
+from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.pipeline.executor import default_workers
+from neardup.sources import open_sources
+
+__all__ = ["dedup_command", "run_dedup"]
+
+
+def _check_inputs(inputs: tuple[str, ...]) -> None:
+    for path in inputs:
+        if path != "-" and not glob.has_magic(path) and not Path(path).exists():
+            raise SourceError(path, "no such file or directory")
+
+
+def run_dedup(
+    inputs: tuple[str, ...], out: Path, config: DedupConfig, *, fmt: str = "parquet",
+    workers: int = 1, show_progress: bool | None = None,
+) -> tuple[DedupResult, dict[str, Any]]:
+    """Read, deduplicate and write the outputs; returns the result and the summary."""
+    from neardup.cli.progress import progress_counter
+
+    _check_inputs(inputs)
+    started = time.perf_counter()
+    reader = open_sources(list(inputs))
+    with progress_counter("dedup", show_progress) as progress:
+        result = find_duplicates(reader, config, workers=workers, progress=progress)
+    summary: dict[str, Any] = {"inputs": list(inputs), "method": config.method,
+                               "sources": reader.stats.as_dict(), **result.stats}
+    summary["seconds"]["total"] = round(time.perf_counter() - started, 4)
+    write_dedup_outputs(result, out, summary, fmt, with_simhash=config.method == "simhash")
+    return result, summary
+
+
+@click.command("dedup")
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="Directory for documents, pairs, clusters and summary.json.")
+@click.option("--method", type=click.Choice(["exact", "simhash", "minhash"]), default="simhash",
+              show_default=True, help="Near-duplicate method run after the exact levels.")
+@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
+              help="simhash: largest Hamming distance of a near-duplicate pair.")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+              default=0.8, show_default=True, help="minhash: resemblance threshold of LSH.")
+@click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Drop verified pairs below this resemblance [default: the threshold for "
+                   "minhash, none for simhash].")
+@click.option("--shingle-width", type=click.IntRange(1, 64), default=None,
+              help="Words per shingle [default: 3 for simhash features, 5 for min-hash and "
+                   "verification].")
+@click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
+              default="first", show_default=True, help="Which member of a cluster survives.")
+@click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
+@click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="parquet",
+              show_default=True)
+@click.option("--workers", type=click.IntRange(0, 256), default=0,
+              help="Worker processes [default: 0 = one per core].")
+@click.option("--quiet", is_flag=True, help="No progress display and no report.")
+def dedup_command(inputs: tuple[str, ...], out: Path, method: str, max_hamming: int,
+                  threshold: float, min_resemblance: float | None, shingle_width: int | None,
+                  keep: str, main_content: bool, fmt: str, workers: int, quiet: bool) -> None:
+    """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
+    files or directories; - for stdin) and write the clusters to --out."""
+    config = build_config(method, max_hamming, threshold, min_resemblance, shingle_width, keep,
+                          main_content)
+    result, summary = run_dedup(inputs, out, config, fmt=fmt,
+                                workers=workers or default_workers(),
+                                show_progress=False if quiet else None)
+    if not quiet:
+        click.echo(render_summary(summary, out))
+
+
+def build_config(method: str, max_hamming: int, threshold: float, min_resemblance: float | None,
+                 shingle_width: int | None, keep: str, main_content: bool) -> DedupConfig:
+    from neardup.config import MinHashConfig, ShingleConfig
+
+    verify = ShingleConfig(width=shingle_width) if shingle_width else ShingleConfig()
+    simhash = SimHashConfig(shingles=ShingleConfig(width=shingle_width or 3))
+    return DedupConfig(method=method, text=TextConfig(main_content=main_content),  # type: ignore[arg-type]
+                       verify_shingles=verify, simhash=simhash,
+                       minhash=MinHashConfig(shingles=verify), max_hamming=max_hamming,
+                       threshold=threshold, min_resemblance=min_resemblance, keep=keep)  # type: ignore[arg-type]
+
+
+def render_summary(summary: dict[str, Any], out: Path) -> str:
+    sources = summary["sources"]
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(sources["skipped"].items())) or "none"
+    lines = [
+        f"documents: {summary['documents']} (records {sources['records']}, skipped: {skipped})",
+        f"exact groups: {summary['exact_groups']}",
+        f"clusters: {summary['clusters']} holding {summary['documents_in_clusters']} documents; "
+        f"duplicates: {summary['duplicates']}; kept: {summary['kept']}",
+        f"time: {summary['seconds']['total']:.2f} s; outputs in {out}",
+    ]
+    if "near" in summary:
+        near = summary["near"]
+        lines.insert(2, f"near pairs: {near['verified']} verified of {near['candidates']} "
+                        f"candidates ({near['rejected']} rejected)")
+    return "\n".join(lines)

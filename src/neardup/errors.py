@@ -1,0 +1,37 @@
+"""Errors raised by neardup.
+
+The tree::
+
+    NeardupError                 every error the library raises on purpose
+    ├── ConfigError              a parameter out of range or inconsistent (names the value)
+    ├── SourceError              an input file that cannot be read at all (names the file)
+    └── OutputError              an output location that cannot be written
+
+A bad *record* inside a readable file is not an error: it is skipped and counted by reason
+(see :class:`neardup.sources.SourceStats`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ConfigError", "NeardupError", "OutputError", "SourceError"]
+
+
+class NeardupError(Exception):
+    """Base class of every error neardup raises on purpose."""
+
+
+class ConfigError(NeardupError, ValueError):
+    """A configuration value is invalid; the message names the field and the value."""
+
+
+class SourceError(NeardupError):
+    """An input cannot be opened or read; the message names the path and the cause."""
+
+    def __init__(self, path: str, cause: str) -> None:
+        super().__init__(f"{path}: {cause}")
+        self.path = path
+        self.cause = cause
+
+
+class OutputError(NeardupError):
+    """An output cannot be written; the message names the path and the cause."""

@@ -1,0 +1,88 @@
+"""Hashed w-shingles of a canonical text, as numpy arrays of 64-bit values.
+
+Each token of the canonical text (bytes between single spaces, UTF-8) is hashed with 64-bit FNV-1a
+followed by the MurmurHash3 finaliser; a w-shingle's hash chains the finaliser over its w token
+hashes, starting from a value derived from the seed, so it depends on the order of the tokens. A
+text with fewer than w tokens (but at least one) has one shingle: all its tokens. These functions
+are the hot path of every fingerprint, hence numba.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+__all__ = ["shingle_hashes", "shingle_set", "token_hashes"]
+
+U64 = npt.NDArray[np.uint64]
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_SEED_BASE = np.uint64(0x9E3779B97F4A7C15)
+_SPACE = 32
+
+
+@njit(cache=True, inline="always")
+def _fmix64(h: np.uint64) -> np.uint64:
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True)
+def _token_hashes(buf: npt.NDArray[np.uint8]) -> U64:  # pragma: no cover - compiled
+    out = np.empty(buf.size // 2 + 1, dtype=np.uint64)
+    count = 0
+    h = _FNV_OFFSET
+    in_token = False
+    for byte in buf:
+        if byte == _SPACE:
+            if in_token:
+                out[count] = _fmix64(h)
+                count += 1
+                h = _FNV_OFFSET
+                in_token = False
+        else:
+            h = (h ^ np.uint64(byte)) * _FNV_PRIME
+            in_token = True
+    if in_token:
+        out[count] = _fmix64(h)
+        count += 1
+    return out[:count]
+
+
+@njit(cache=True)
+def _shingles(tokens: U64, width: int, seed: np.uint64) -> U64:  # pragma: no cover - compiled
+    n = tokens.size
+    if n == 0:
+        return np.empty(0, dtype=np.uint64)
+    span = min(width, n)
+    count = n - span + 1
+    out = np.empty(count, dtype=np.uint64)
+    start = _fmix64(seed ^ _SEED_BASE)
+    for i in range(count):
+        h = start
+        for j in range(span):
+            h = _fmix64(h ^ tokens[i + j])
+        out[i] = h
+    return out
+
+
+def token_hashes(canonical: bytes | str) -> U64:
+    """64-bit hashes of the tokens of a canonical text (see :mod:`neardup.text.canonical`)."""
+    data = canonical.encode("utf-8") if isinstance(canonical, str) else canonical
+    return _token_hashes(np.frombuffer(data, dtype=np.uint8))
+
+
+def shingle_hashes(canonical: bytes | str, width: int, seed: int = 0) -> U64:
+    """Hashes of every w-shingle of a canonical text, in order, repeats included."""
+    return _shingles(token_hashes(canonical), width, np.uint64(seed))
+
+
+def shingle_set(canonical: bytes | str, width: int, seed: int = 0) -> U64:
+    """The distinct w-shingle hashes of a canonical text, sorted: the set S(D, w)."""
+    return np.unique(shingle_hashes(canonical, width, seed))

@@ -1,0 +1,52 @@
+"""Whole-document fingerprints at Broder's three levels of exact equivalence.
+
+- identical: the hash of the raw payload bytes;
+- lexically equivalent: the hash of the canonical text (tokens, case and punctuation ignored);
+- shingle-equivalent: the hash of the sorted set of distinct shingle hashes.
+
+xxh3 (64-bit) by default; MD5 (its first 64 bits, big-endian) where a paper says MD5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import xxhash
+
+from neardup.config import ExactConfig, HashName
+
+__all__ = ["ExactPrints", "digest64", "exact_prints"]
+
+
+def digest64(data: bytes, hash_name: HashName = "xxh3") -> int:
+    """A 64-bit digest of ``data``: xxh3_64, or the first 8 bytes of MD5."""
+    if hash_name == "md5":
+        return int.from_bytes(hashlib.md5(data).digest()[:8], "big")
+    return int(xxhash.xxh3_64_intdigest(data))
+
+
+@dataclass(frozen=True, slots=True)
+class ExactPrints:
+    """The three exact-level fingerprints of one document."""
+
+    identical: int
+    lexical: int
+    shingle: int
+
+
+def exact_prints(
+    raw: bytes,
+    canonical: bytes,
+    shingle_set: npt.NDArray[np.uint64],
+    config: ExactConfig = ExactConfig(),
+) -> ExactPrints:
+    """Fingerprints of a document at the three exact levels (see the module docstring)."""
+    sorted_set = np.ascontiguousarray(shingle_set, dtype="<u8")
+    return ExactPrints(
+        identical=digest64(raw, config.hash),
+        lexical=digest64(canonical, config.hash),
+        shingle=digest64(sorted_set.tobytes(), config.hash),
+    )

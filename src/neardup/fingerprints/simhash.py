@@ -1,0 +1,91 @@
+"""Charikar's simhash, as Manku, Jain and Das Sarma use it for crawling (f = 64).
+
+Every feature has a 64-bit hash and a weight. A vector of 64 counters starts at zero; each feature
+adds its weight to counter i where bit i of its hash is 1 and subtracts it where the bit is 0. Bit i
+of the fingerprint is 1 where counter i ends positive. With equal weights this is the bitwise
+majority of the feature hashes: 0xABCD, 0xBCDE, 0xCDEF give 0xADCF.
+
+Here the features are the w-shingles of the canonical text; with ``weighting="tf"`` a shingle's
+weight is the number of times it occurs (each occurrence adds 1), with ``"binary"`` each distinct
+shingle counts once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from neardup.config import SimHashConfig
+from neardup.errors import ConfigError
+from neardup.features.shingles import shingle_hashes
+
+__all__ = ["SimHash", "hamming_distance", "simhash_from_hashes"]
+
+U64 = npt.NDArray[np.uint64]
+
+
+@njit(cache=True)
+def _weighted_counters(hashes: U64, weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    counters = np.zeros(64, dtype=np.float64)
+    for index in range(hashes.size):
+        h = hashes[index]
+        w = weights[index]
+        for bit in range(64):
+            counters[bit] += w * (2.0 * np.float64((h >> np.uint64(bit)) & np.uint64(1)) - 1.0)
+    return counters
+
+
+@njit(cache=True)
+def _majority_counters(hashes: U64) -> npt.NDArray[np.float64]:
+    """Equal weights: counter i is (number of 1-bits) - (number of 0-bits) at bit i."""
+    ones = np.zeros(64, dtype=np.int64)
+    for h in hashes:
+        for bit in range(64):
+            ones[bit] += np.int64((h >> np.uint64(bit)) & np.uint64(1))
+    return (2 * ones - hashes.size).astype(np.float64)
+
+
+@njit(cache=True)
+def _signs(counters: npt.NDArray[np.float64]) -> np.uint64:
+    fingerprint = np.uint64(0)
+    for bit in range(64):
+        if counters[bit] > 0:
+            fingerprint |= np.uint64(1) << np.uint64(bit)
+    return fingerprint
+
+
+def simhash_from_hashes(
+    hashes: npt.ArrayLike, weights: npt.ArrayLike | None = None
+) -> int:
+    """The plain Charikar combination of 64-bit feature hashes (equal weights by default)."""
+    values = np.ascontiguousarray(np.asarray(hashes, dtype=np.uint64).ravel())
+    if weights is None:
+        return int(_signs(_majority_counters(values)))
+    scale = np.ascontiguousarray(np.asarray(weights, dtype=np.float64).ravel())
+    if scale.size != values.size:
+        raise ConfigError(f"weights has {scale.size} values for {values.size} hashes")
+    return int(_signs(_weighted_counters(values, scale)))
+
+
+def hamming_distance(a: int, b: int) -> int:
+    """The number of bits in which two 64-bit fingerprints differ."""
+    return (a ^ b).bit_count()
+
+
+class SimHash:
+    """64-bit simhash of canonical text over weighted shingle features."""
+
+    def __init__(self, config: SimHashConfig = SimHashConfig()) -> None:
+        self.config = config
+
+    @property
+    def tag(self) -> str:
+        return self.config.tag
+
+    def of_canonical(self, canonical: bytes | str) -> int:
+        """The simhash of a canonical text (see :mod:`neardup.text.canonical`)."""
+        features = shingle_hashes(canonical, self.config.shingles.width, self.config.shingles.seed)
+        if self.config.weighting == "binary":
+            features = np.unique(features)
+        return int(_signs(_majority_counters(features)))

@@ -1,0 +1,136 @@
+"""Permuted Hamming tables (Manku, Jain and Das Sarma, section 3): batch self-join.
+
+The 64 bits are split into blocks. Each table permutes the bits so that ``choose`` of the blocks
+lead; two fingerprints within Hamming distance k, with ``blocks - choose >= k``, agree on all the
+leading blocks of at least one table (pigeonhole), so sorting each table's permuted fingerprints
+and pairing those with equal leading bits finds every pair within distance k, and the full distance
+check removes the rest. The result equals a brute-force scan.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.errors import ConfigError
+
+__all__ = ["HammingDesign", "brute_force_pairs", "design_for", "hamming_pairs"]
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+BITS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class HammingDesign:
+    """Blocks (widths, most significant first) and how many of them lead each table."""
+
+    blocks: tuple[int, ...]
+    choose: int
+
+    def __post_init__(self) -> None:
+        if sum(self.blocks) != BITS or min(self.blocks) < 1:
+            raise ConfigError(f"blocks={self.blocks!r}: widths must be positive and sum to 64")
+        if not 1 <= self.choose <= len(self.blocks):
+            raise ConfigError(f"choose={self.choose!r}: must be in 1..{len(self.blocks)}")
+
+    @property
+    def max_k(self) -> int:
+        """The largest distance for which the design finds every pair."""
+        return len(self.blocks) - self.choose
+
+    def tables(self) -> list[tuple[int, ...]]:
+        """Per table, the indices of its leading blocks."""
+        return list(itertools.combinations(range(len(self.blocks)), self.choose))
+
+    def prefix_bits(self, leading: tuple[int, ...]) -> int:
+        return sum(self.blocks[i] for i in leading)
+
+
+def _even_blocks(count: int) -> tuple[int, ...]:
+    base, extra = divmod(BITS, count)
+    return tuple(base + 1 if i < extra else base for i in range(count))
+
+
+def design_for(k: int, fingerprints: int) -> HammingDesign:
+    """A design that finds every pair within ``k``: k+1 blocks choose 1 for small inputs
+    (fewer tables), k+2 blocks choose 2 when 16-bit-ish prefixes would make crowded buckets."""
+    if not 0 <= k < BITS - 1:
+        raise ConfigError(f"k={k!r}: must be in 0..62")
+    single = HammingDesign(_even_blocks(k + 1), 1)
+    if fingerprints <= 2 ** (BITS // (k + 1)) or k + 2 > BITS:
+        return single
+    return HammingDesign(_even_blocks(k + 2), 2)
+
+
+def permute(fingerprints: U64, design: HammingDesign, leading: tuple[int, ...]) -> U64:
+    """Fingerprints with the ``leading`` blocks moved to the top, the others after, in order."""
+    order = list(leading) + [i for i in range(len(design.blocks)) if i not in leading]
+    starts = np.cumsum((0, *design.blocks))
+    out = np.zeros_like(fingerprints)
+    position = BITS
+    for index in order:
+        width = design.blocks[index]
+        shift = BITS - int(starts[index]) - width
+        block = (fingerprints >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+        position -= width
+        out |= block << np.uint64(position)
+    return out
+
+
+def _equal_key_pairs(keys: U64) -> tuple[I64, I64]:
+    """All (i, j), i < j in sorted position, of entries with equal keys; ``keys`` sorted."""
+    firsts: list[I64] = []
+    seconds: list[I64] = []
+    candidates = np.flatnonzero(keys[1:] == keys[:-1]).astype(np.int64)
+    distance = 1
+    while candidates.size:
+        firsts.append(candidates)
+        seconds.append(candidates + distance)
+        distance += 1
+        reach = candidates + distance
+        candidates = candidates[reach < keys.size]
+        candidates = candidates[keys[candidates + distance] == keys[candidates]]
+    if not firsts:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _table_pairs(fingerprints: U64, k: int, design: HammingDesign,
+                 leading: tuple[int, ...]) -> I64:
+    permuted = permute(fingerprints, design, leading)
+    keys = permuted >> np.uint64(BITS - design.prefix_bits(leading))
+    order = np.argsort(keys, kind="stable")
+    i, j = _equal_key_pairs(keys[order])
+    a, b = order[i], order[j]
+    close = np.bitwise_count(fingerprints[a] ^ fingerprints[b]) <= k
+    a, b = a[close], b[close]
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    return (low.astype(np.int64) << 32) | high.astype(np.int64)
+
+
+def hamming_pairs(
+    fingerprints: npt.ArrayLike, k: int, design: HammingDesign | None = None
+) -> tuple[I64, I64]:
+    """Every pair (i < j) of positions whose fingerprints differ in at most ``k`` bits."""
+    values = np.ascontiguousarray(np.asarray(fingerprints, dtype=np.uint64))
+    if values.size >= 2**31:
+        raise ConfigError(f"{values.size} fingerprints: at most 2**31 per join")
+    design = design or design_for(k, values.size)
+    if k > design.max_k:
+        raise ConfigError(f"k={k}: design {design} finds pairs only up to {design.max_k}")
+    packed = [_table_pairs(values, k, design, leading) for leading in design.tables()]
+    codes = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    return codes >> 32, codes & 0xFFFFFFFF
+
+
+def brute_force_pairs(fingerprints: npt.ArrayLike, k: int) -> tuple[I64, I64]:
+    """The reference: compare every pair (quadratic; for tests)."""
+    values = np.asarray(fingerprints, dtype=np.uint64)
+    i, j = np.triu_indices(values.size, 1)
+    close = np.bitwise_count(values[i] ^ values[j]) <= k
+    return i[close].astype(np.int64), j[close].astype(np.int64)

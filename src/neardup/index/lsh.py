@@ -1,0 +1,85 @@
+"""Locality-sensitive hashing over min-hash signatures: b bands of r rows.
+
+Two documents become candidates when all r values of at least one band agree; a pair of Jaccard
+resemblance s does so with probability ``1 - (1 - s**r)**b``. The bands are chosen for a threshold t
+by minimising the weighted area of false positives (below t) and false negatives (above t) under
+that curve, with equal weights by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.errors import ConfigError
+from neardup.index.hamming import I64, _equal_key_pairs
+
+__all__ = ["LSHBands", "choose_bands", "lsh_pairs"]
+
+_GRID = 201
+
+
+@dataclass(frozen=True, slots=True)
+class LSHBands:
+    bands: int
+    rows: int
+
+    def probability(self, resemblance: float) -> float:
+        """The chance that a pair of this resemblance becomes a candidate."""
+        return float(1.0 - (1.0 - resemblance**self.rows) ** self.bands)
+
+
+def _area(curve: npt.NDArray[np.float64], grid: npt.NDArray[np.float64]) -> float:
+    if grid.size < 2:
+        return 0.0
+    return float(np.sum((curve[1:] + curve[:-1]) * np.diff(grid)) / 2.0)
+
+
+def _error(bands: int, rows: int, threshold: float, fp_weight: float) -> float:
+    low = np.linspace(0.0, threshold, _GRID)
+    high = np.linspace(threshold, 1.0, _GRID)
+    false_pos = _area(1.0 - (1.0 - low**rows) ** bands, low)
+    false_neg = _area((1.0 - high**rows) ** bands, high)
+    return fp_weight * false_pos + (1.0 - fp_weight) * false_neg
+
+
+def choose_bands(num_perm: int, threshold: float, fp_weight: float = 0.5) -> LSHBands:
+    """The (bands, rows) with bands * rows <= num_perm that minimise the weighted error."""
+    if not 0.0 < threshold < 1.0:
+        raise ConfigError(f"threshold={threshold!r}: must be in (0, 1) for LSH")
+    best = LSHBands(1, num_perm)
+    best_error = _error(1, num_perm, threshold, fp_weight)
+    for bands in range(1, num_perm + 1):
+        for rows in range(1, num_perm // bands + 1):
+            error = _error(bands, rows, threshold, fp_weight)
+            if error < best_error:
+                best, best_error = LSHBands(bands, rows), error
+    return best
+
+
+def _band_keys(signatures: npt.NDArray[np.uint64], band: int, rows: int) -> npt.NDArray[np.uint64]:
+    """One 64-bit key per document for one band (a polynomial mix of its rows)."""
+    block = signatures[:, band * rows : (band + 1) * rows]
+    key = np.full(block.shape[0], ((band + 1) * 0x9E3779B97F4A7C15) & (2**64 - 1), dtype=np.uint64)
+    for column in range(rows):
+        key = (key ^ block[:, column]) * np.uint64(0xFF51AFD7ED558CCD)
+        key ^= key >> np.uint64(29)
+    return key
+
+
+def lsh_pairs(signatures: npt.NDArray[np.uint64], bands: LSHBands) -> tuple[I64, I64]:
+    """Every pair (i < j) of rows whose signatures agree on all rows of at least one band."""
+    if signatures.ndim != 2 or signatures.shape[1] < bands.bands * bands.rows:
+        raise ConfigError(f"signatures of shape {signatures.shape} too short for {bands}")
+    packed: list[I64] = []
+    for band in range(bands.bands):
+        keys = _band_keys(signatures, band, bands.rows)
+        order = np.argsort(keys, kind="stable")
+        i, j = _equal_key_pairs(keys[order])
+        a, b = order[i], order[j]
+        low, high = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+        packed.append((low << 32) | high)
+    codes = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    return codes >> 32, codes & 0xFFFFFFFF

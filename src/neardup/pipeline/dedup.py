@@ -1,0 +1,185 @@
+"""Batch deduplication: documents -> fingerprints -> exact levels -> near pairs -> clusters.
+
+``find_duplicates`` runs the stages in order and returns a :class:`DedupResult`: per document its
+metadata and cluster, every pair with its method, relation and scores, and statistics per stage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.cluster.keep import survivors as choose_survivors
+from neardup.cluster.relations import RELATIONS
+from neardup.cluster.unionfind import components
+from neardup.config import DedupConfig
+from neardup.document import Document
+from neardup.pipeline.exact import collapse_exact
+from neardup.pipeline.executor import ordered_map
+from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
+from neardup.pipeline.near import NearStage, find_near
+from neardup.pipeline.pairs import Pairs
+
+__all__ = ["DedupResult", "find_duplicates"]
+
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+
+
+@dataclass(slots=True)
+class DedupResult:
+    """Documents (in input order), verified pairs, and per document its cluster and survivor."""
+
+    documents: list[DocumentPrints]
+    pairs: Pairs
+    cluster: I64
+    kept_doc: I64
+    reasons: list[str]
+    stats: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def duplicates(self) -> int:
+        return int(np.count_nonzero(self.kept_doc != np.arange(self.kept_doc.size)))
+
+
+def _link_revisits(prints: list[DocumentPrints]) -> tuple[list[DocumentPrints], I64, int]:
+    """Fill each revisit from the document it repeats; drop revisits whose original is absent.
+
+    Returns the documents kept, for each the index of the document it revisits (or -1), and the
+    number of revisits dropped.
+    """
+    index: dict[str, int] = {}
+    for i, p in enumerate(prints):
+        if p.revisit_of is None:
+            index.setdefault(p.id, i)
+    original = [-1 if p.revisit_of is None else index.get(p.revisit_of, -2) for p in prints]
+    position = np.cumsum([o != -2 for o in original]) - 1
+    kept: list[DocumentPrints] = []
+    revisit_of: list[int] = []
+    for p, o in zip(prints, original, strict=True):
+        if o == -2:
+            continue
+        if o >= 0:
+            source = prints[o]
+            p = dataclasses.replace(p, identical=source.identical, lexical=source.lexical,
+                                    shingle=source.shingle, simhash=source.simhash,
+                                    length=source.length, text_chars=source.text_chars,
+                                    tokens=source.tokens)
+        kept.append(p)
+        revisit_of.append(int(position[o]) if o >= 0 else -1)
+    return kept, np.array(revisit_of, dtype=np.int64), original.count(-2)
+
+
+def _revisit_pairs(revisit_of: I64) -> Pairs:
+    revisits = np.flatnonzero(revisit_of >= 0).astype(np.int64)
+    return Pairs.exact(revisit_of[revisits], revisits, "revisit", "identical")
+
+
+def _reasons(count: int, pairs: Pairs, cluster: I64, kept_doc: I64, policy: str) -> list[str]:
+    strongest = np.full(count, len(RELATIONS), dtype=np.int64)
+    np.minimum.at(strongest, pairs.a, pairs.relation.astype(np.int64))
+    np.minimum.at(strongest, pairs.b, pairs.relation.astype(np.int64))
+    sizes = np.bincount(cluster, minlength=count)
+    reasons = []
+    for doc in range(count):
+        if sizes[cluster[doc]] == 1:
+            reasons.append("unique")
+        elif kept_doc[doc] == doc:
+            reasons.append(f"kept:{policy}")
+        else:
+            reasons.append(f"duplicate:{RELATIONS[strongest[doc]]}")
+    return reasons
+
+
+def _collect(docs: Iterable[Document], config: DedupConfig, workers: int,
+             progress: Callable[[int], None] | None) -> list[DocumentPrints]:
+    prints: list[DocumentPrints] = []
+    factory = functools.partial(Fingerprinter, config)
+    for item in ordered_map(factory, docs, workers):
+        prints.append(item)
+        if progress is not None:
+            progress(len(prints))
+    return prints
+
+
+def find_duplicates(
+    docs: Iterable[Document],
+    config: DedupConfig = DedupConfig(),
+    *,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> DedupResult:
+    """Find exact and near-duplicate documents and cluster them (see the module docstring)."""
+    timer = _StageTimer()
+    prints, revisit_of, missing = _link_revisits(_collect(docs, config, workers, progress))
+    timer.lap("read_extract_fingerprint")
+    count = len(prints)
+    levels = {name: np.array([getattr(p, name) for p in prints], dtype=np.uint64)
+              for name in ("identical", "lexical", "shingle")}
+    tokens = np.array([p.tokens for p in prints], dtype=np.int64)
+    exact = collapse_exact(levels, tokens, np.flatnonzero(revisit_of < 0).astype(np.int64))
+    timer.lap("exact")
+    parts = [_revisit_pairs(revisit_of), exact.pairs]
+    stats: dict[str, object] = {"documents": count, "revisits_linked": int(np.sum(revisit_of >= 0)),
+                                "revisits_without_original": missing,
+                                "empty_text": int(np.count_nonzero(tokens == 0)),
+                                "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}
+    if config.method != "exact":
+        near = _near_stage(config, prints, exact.survivors)
+        parts.append(near.pairs)
+        stats["near"] = {"candidates": near.candidates, "verified": len(near.pairs),
+                         "rejected": near.rejected, **near.parameters}
+        timer.lap("near_candidates_and_verification")
+    pairs = Pairs.concat(parts)
+    cluster = components(count, pairs.a, pairs.b)
+    kept_doc = choose_survivors(cluster, config.keep, np.array([p.text_chars for p in prints]),
+                                [p.fetched for p in prints], [p.url for p in prints])
+    reasons = _reasons(count, pairs, cluster, kept_doc, config.keep)
+    timer.lap("cluster")
+    stats.update(_cluster_stats(cluster, kept_doc))
+    stats["seconds"] = timer.seconds | _worker_seconds(prints)
+    stats["config"] = config.tags
+    return DedupResult(prints, pairs, cluster, kept_doc, reasons, stats)
+
+
+def _near_stage(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+    chosen = [prints[i] for i in survivors.tolist()]
+    simhashes = np.array([p.simhash for p in chosen], dtype=np.uint64)
+    signatures = None
+    if config.method == "minhash":
+        width = config.minhash.num_perm
+        signatures = (np.stack([p.signature for p in chosen if p.signature is not None])
+                      if chosen else np.empty((0, width), dtype=np.uint64))
+    return find_near(config, survivors, simhashes, signatures, [p.shingles for p in chosen])
+
+
+def _cluster_stats(cluster: I64, kept_doc: I64) -> dict[str, object]:
+    sizes = np.bincount(cluster, minlength=cluster.size)
+    sizes = sizes[sizes > 0]
+    duplicates = int(np.count_nonzero(kept_doc != np.arange(kept_doc.size)))
+    return {"clusters": int(np.count_nonzero(sizes > 1)),
+            "documents_in_clusters": int(sizes[sizes > 1].sum()),
+            "largest_cluster": int(sizes.max()) if sizes.size else 0,
+            "duplicates": duplicates, "kept": int(cluster.size - duplicates)}
+
+
+def _worker_seconds(prints: list[DocumentPrints]) -> dict[str, float]:
+    return {"extract_cpu": round(sum(p.extract_seconds for p in prints), 4),
+            "fingerprint_cpu": round(sum(p.fingerprint_seconds for p in prints), 4)}
+
+
+class _StageTimer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._last, 4)
+        self._last = now

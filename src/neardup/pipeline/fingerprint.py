@@ -1,0 +1,99 @@
+"""The per-document stage: payload -> text -> canonical form -> fingerprints.
+
+A pure function of (document, config), run in worker processes. Its output is small and picklable:
+the document's metadata, its exact-level hashes, its near-duplicate fingerprint and the sorted set
+of shingle hashes used to verify candidate pairs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.config import DedupConfig
+from neardup.document import Document
+from neardup.features.shingles import shingle_hashes
+from neardup.fingerprints.exact import exact_prints
+from neardup.fingerprints.minhash import MinHash
+from neardup.fingerprints.simhash import SimHash
+from neardup.text.canonical import canonical_bytes
+from neardup.text.html import decode_payload, extract_text
+
+__all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
+
+U64 = npt.NDArray[np.uint64]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPrints:
+    """What the batch stages need of one document."""
+
+    id: str
+    url: str | None
+    host: str | None
+    source: str
+    offset: int
+    fetched: str | None
+    length: int
+    text_chars: int
+    tokens: int
+    identical: int
+    lexical: int
+    shingle: int
+    simhash: int
+    signature: U64 | None
+    shingles: U64
+    revisit_of: str | None = None
+    extract_seconds: float = 0.0
+    fingerprint_seconds: float = 0.0
+
+
+def document_text(doc: Document, main_content: bool) -> str:
+    """The visible text of a document: extracted from HTML, or the decoded plain text."""
+    if doc.kind == "html":
+        return extract_text(doc.raw, charset=doc.charset, main_content=main_content)
+    return decode_payload(doc.raw, doc.charset)
+
+
+class Fingerprinter:
+    """Computes :class:`DocumentPrints` for one configuration (build once per worker)."""
+
+    def __init__(self, config: DedupConfig) -> None:
+        self.config = config
+        self.simhash = SimHash(config.simhash)
+        self.minhash = MinHash(config.minhash) if config.method == "minhash" else None
+
+    def __call__(self, doc: Document) -> DocumentPrints:
+        if doc.revisit_of is not None:
+            return _revisit_prints(doc)
+        started = time.perf_counter()
+        text = document_text(doc, self.config.text.main_content)
+        extracted = time.perf_counter()
+        canonical = canonical_bytes(text)
+        verify = self.config.verify_shingles
+        shingles = np.unique(shingle_hashes(canonical, verify.width, verify.seed))
+        exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
+        simhash = self.simhash.of_canonical(canonical) if self.config.method == "simhash" else 0
+        signature = self.minhash.of_canonical(canonical) if self.minhash else None
+        return DocumentPrints(
+            id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
+            fetched=doc.fetched, length=len(doc.raw), text_chars=len(text),
+            tokens=canonical.count(b" ") + 1 if canonical else 0,
+            identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
+            simhash=simhash, signature=signature, shingles=shingles,
+            extract_seconds=extracted - started,
+            fingerprint_seconds=time.perf_counter() - extracted,
+        )
+
+
+def _revisit_prints(doc: Document) -> DocumentPrints:
+    """A revisit carries no payload: its fingerprints are filled in from the record it repeats."""
+    return DocumentPrints(
+        id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
+        fetched=doc.fetched, length=0, text_chars=0, tokens=0, identical=0, lexical=0, shingle=0,
+        simhash=0, signature=None, shingles=np.empty(0, dtype=np.uint64),
+        revisit_of=doc.revisit_of,
+    )

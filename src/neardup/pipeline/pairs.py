@@ -1,0 +1,70 @@
+"""A column-oriented list of document pairs with how they were found and how much they overlap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.cluster.relations import RELATIONS
+
+__all__ = ["METHODS", "Pairs"]
+
+METHODS = ("exact", "revisit", "simhash", "minhash")
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+I8 = npt.NDArray[np.int8]
+
+
+@dataclass(frozen=True, slots=True)
+class Pairs:
+    """Pairs (a, b) of document indices, a < b unless b is a revisit of a; scores per pair.
+
+    ``hamming`` is the simhash distance (-1 when not computed), ``estimate`` the min-hash estimate
+    of resemblance (NaN when not computed); ``method`` and ``relation`` index METHODS and RELATIONS.
+    """
+
+    a: I64
+    b: I64
+    method: I8
+    relation: I8
+    hamming: I64
+    estimate: F64
+    resemblance: F64
+    containment_ab: F64
+    containment_ba: F64
+
+    def __len__(self) -> int:
+        return int(self.a.size)
+
+    @staticmethod
+    def exact(a: I64, b: I64, method: str, relation: str) -> Pairs:
+        """Pairs of equal documents: resemblance and both containments are 1 by definition."""
+        count = a.size
+        ones = np.ones(count)
+        return Pairs(
+            a=a.astype(np.int64), b=b.astype(np.int64),
+            method=np.full(count, METHODS.index(method), dtype=np.int8),
+            relation=np.full(count, RELATIONS.index(relation), dtype=np.int8),
+            hamming=np.full(count, -1, dtype=np.int64), estimate=np.full(count, np.nan),
+            resemblance=ones, containment_ab=ones.copy(), containment_ba=ones.copy(),
+        )
+
+    @staticmethod
+    def concat(parts: list[Pairs]) -> Pairs:
+        fields = Pairs.__slots__
+        if not parts:
+            empty = Pairs.exact(np.empty(0, np.int64), np.empty(0, np.int64), "exact", "identical")
+            return empty
+        return Pairs(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in fields})
+
+    def select(self, mask: npt.NDArray[np.bool_]) -> Pairs:
+        return Pairs(**{name: getattr(self, name)[mask] for name in Pairs.__slots__})
+
+    def method_names(self) -> list[str]:
+        return [METHODS[code] for code in self.method.tolist()]
+
+    def relation_names(self) -> list[str]:
+        return [RELATIONS[code] for code in self.relation.tolist()]
