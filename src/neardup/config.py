@@ -71,10 +71,16 @@ class ExactConfig:
 
 @dataclass(frozen=True, slots=True)
 class SimHashConfig:
-    """Charikar's simhash over weighted shingle features (Manku et al.: f = 64)."""
+    """Charikar's simhash over weighted shingle features (Manku et al.: f = 64).
 
-    shingles: ShingleConfig = field(default_factory=lambda: ShingleConfig(width=3))
-    weighting: Weighting = "tf"
+    Defaults measured on the trafilatura pages (391 pages, near-copies made by inserting a
+    30-word ad, changing a date, or editing 5 words): distinct single tokens (w = 1, binary
+    weights) kept the most near-copies within k = 3 (77%, 96%, 92%) with no unrelated pair
+    within 3 bits; 3-word shingles with tf weights kept 57%, 91%, 61%.
+    """
+
+    shingles: ShingleConfig = field(default_factory=lambda: ShingleConfig(width=1))
+    weighting: Weighting = "binary"
     bits: int = 64
 
     def __post_init__(self) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from neardup.config import DedupConfig, SimHashConfig, TextConfig
+from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig, TextConfig
 from neardup.errors import SourceError
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
 from neardup.pipeline.dedup import DedupResult, find_duplicates
@@ -57,9 +57,12 @@ def run_dedup(
 @click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
               help="Drop verified pairs below this resemblance [default: the threshold for "
                    "minhash, none for simhash].")
-@click.option("--shingle-width", type=click.IntRange(1, 64), default=None,
-              help="Words per shingle [default: 3 for simhash features, 5 for min-hash and "
-                   "verification].")
+@click.option("--shingle-width", type=click.IntRange(1, 64), default=5, show_default=True,
+              help="Words per shingle for min-hash and for verifying pairs.")
+@click.option("--simhash-width", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Words per simhash feature.")
+@click.option("--simhash-weights", type=click.Choice(["binary", "tf"]), default="binary",
+              show_default=True, help="Weight of a simhash feature: once, or per occurrence.")
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default="first", show_default=True, help="Which member of a cluster survives.")
 @click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
@@ -69,29 +72,23 @@ def run_dedup(
               help="Worker processes [default: 0 = one per core].")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
 def dedup_command(inputs: tuple[str, ...], out: Path, method: str, max_hamming: int,
-                  threshold: float, min_resemblance: float | None, shingle_width: int | None,
-                  keep: str, main_content: bool, fmt: str, workers: int, quiet: bool) -> None:
+                  threshold: float, min_resemblance: float | None, shingle_width: int,
+                  simhash_width: int, simhash_weights: str, keep: str, main_content: bool,
+                  fmt: str, workers: int, quiet: bool) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
     files or directories; - for stdin) and write the clusters to --out."""
-    config = build_config(method, max_hamming, threshold, min_resemblance, shingle_width, keep,
-                          main_content)
-    result, summary = run_dedup(inputs, out, config, fmt=fmt,
+    simhash = SimHashConfig(ShingleConfig(width=simhash_width), simhash_weights)  # type: ignore[arg-type]
+    config = DedupConfig(
+        method=method, text=TextConfig(main_content=main_content),  # type: ignore[arg-type]
+        verify_shingles=ShingleConfig(width=shingle_width), simhash=simhash,
+        minhash=MinHashConfig(shingles=ShingleConfig(width=shingle_width)),
+        max_hamming=max_hamming, threshold=threshold, min_resemblance=min_resemblance,
+        keep=keep)  # type: ignore[arg-type]
+    _, summary = run_dedup(inputs, out, config, fmt=fmt,
                                 workers=workers or default_workers(),
                                 show_progress=False if quiet else None)
     if not quiet:
         click.echo(render_summary(summary, out))
-
-
-def build_config(method: str, max_hamming: int, threshold: float, min_resemblance: float | None,
-                 shingle_width: int | None, keep: str, main_content: bool) -> DedupConfig:
-    from neardup.config import MinHashConfig, ShingleConfig
-
-    verify = ShingleConfig(width=shingle_width) if shingle_width else ShingleConfig()
-    simhash = SimHashConfig(shingles=ShingleConfig(width=shingle_width or 3))
-    return DedupConfig(method=method, text=TextConfig(main_content=main_content),  # type: ignore[arg-type]
-                       verify_shingles=verify, simhash=simhash,
-                       minhash=MinHashConfig(shingles=verify), max_hamming=max_hamming,
-                       threshold=threshold, min_resemblance=min_resemblance, keep=keep)  # type: ignore[arg-type]
 
 
 def render_summary(summary: dict[str, Any], out: Path) -> str:

@@ -40,7 +40,9 @@ def _overlaps(flat: U64, offsets: I64, a: I64, b: I64) -> I64:  # pragma: no cov
     out = np.empty(a.size, dtype=np.int64)
     for index in range(a.size):
         x, y = a[index], b[index]
-        out[index] = _intersection_size(flat, offsets[x], offsets[x + 1], offsets[y], offsets[y + 1])
+        out[index] = _intersection_size(
+            flat, offsets[x], offsets[x + 1], offsets[y], offsets[y + 1]
+        )
     return out
 
 

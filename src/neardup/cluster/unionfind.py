@@ -1,4 +1,4 @@
-"""Connected components of a pair list (union-find with path halving), labelled by smallest member."""
+"""Connected components of a pair list: union-find with path halving, smallest member labels."""
 
 from __future__ import annotations
 

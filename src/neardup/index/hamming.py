@@ -109,8 +109,9 @@ def _table_pairs(fingerprints: U64, k: int, design: HammingDesign,
     a, b = order[i], order[j]
     close = np.bitwise_count(fingerprints[a] ^ fingerprints[b]) <= k
     a, b = a[close], b[close]
-    low, high = np.minimum(a, b), np.maximum(a, b)
-    return (low.astype(np.int64) << 32) | high.astype(np.int64)
+    low, high = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    codes: I64 = (low << 32) | high
+    return codes
 
 
 def hamming_pairs(
@@ -124,7 +125,7 @@ def hamming_pairs(
     if k > design.max_k:
         raise ConfigError(f"k={k}: design {design} finds pairs only up to {design.max_k}")
     packed = [_table_pairs(values, k, design, leading) for leading in design.tables()]
-    codes = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    codes: I64 = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
     return codes >> 32, codes & 0xFFFFFFFF
 
 

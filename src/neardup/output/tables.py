@@ -39,7 +39,8 @@ def documents_table(result: DedupResult, with_simhash: bool) -> pa.Table:
     columns: dict[str, Any] = {
         "doc": pa.array(range(len(docs)), pa.int64()),
         "id": [p.id for p in docs], "url": [p.url for p in docs], "host": [p.host for p in docs],
-        "source": [p.source for p in docs], "offset": pa.array([p.offset for p in docs], pa.int64()),
+        "source": [p.source for p in docs],
+        "offset": pa.array([p.offset for p in docs], pa.int64()),
         "length": pa.array([p.length for p in docs], pa.int64()),
         "fetched": [p.fetched for p in docs],
         "text_chars": pa.array([p.text_chars for p in docs], pa.int64()),

@@ -1,4 +1,4 @@
-"""The exact stage: collapse identical, then lexically equivalent, then shingle-equivalent documents.
+"""The exact stage: collapse identical, then lexically equivalent, then shingle-equivalent docs.
 
 At each level the first document of a group (in input order) is its representative and goes on to
 the next level; every other member is paired with it. Documents with no tokens take part only at the

@@ -44,7 +44,9 @@ def _code_point_classes() -> npt.NDArray[np.uint8]:
 
 
 @njit(cache=True)
-def _class_at(buf: npt.NDArray[np.uint8], i: int, classes: npt.NDArray[np.uint8]) -> tuple[int, int]:
+def _class_at(
+    buf: npt.NDArray[np.uint8], i: int, classes: npt.NDArray[np.uint8]
+) -> tuple[int, int]:
     """(class, length in bytes) of the UTF-8 character starting at ``buf[i]``."""
     lead = buf[i]
     if lead < 0x80:
