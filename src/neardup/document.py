@@ -7,7 +7,7 @@ from typing import Literal
 
 __all__ = ["ContentKind", "Document"]
 
-ContentKind = Literal["html", "text"]
+ContentKind = Literal["html", "text", "binary"]
 
 
 @dataclass(slots=True)

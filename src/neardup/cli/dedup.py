@@ -27,17 +27,17 @@ def _check_inputs(inputs: tuple[str, ...]) -> None:
 
 def run_dedup(
     inputs: tuple[str, ...], out: Path, config: DedupConfig, *, fmt: str = "parquet",
-    workers: int = 1, show_progress: bool | None = None,
+    workers: int = 1, show_progress: bool | None = None, media: str = "html",
 ) -> tuple[DedupResult, dict[str, Any]]:
     """Read, deduplicate and write the outputs; returns the result and the summary."""
     from neardup.cli.progress import progress_counter
 
     _check_inputs(inputs)
     started = time.perf_counter()
-    reader = open_sources(list(inputs))
+    reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
     with progress_counter("dedup", show_progress) as progress:
         result = find_duplicates(reader, config, workers=workers, progress=progress)
-    summary: dict[str, Any] = {"inputs": list(inputs), "method": config.method,
+    summary: dict[str, Any] = {"inputs": list(inputs), "method": config.method, "media": media,
                                "sources": reader.stats.as_dict(), **result.stats}
     summary["seconds"]["total"] = round(time.perf_counter() - started, 4)
     write_dedup_outputs(result, out, summary, fmt, with_simhash=config.method == "simhash")
@@ -66,6 +66,11 @@ def run_dedup(
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default="first", show_default=True, help="Which member of a cluster survives.")
 @click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
+@click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
+              show_default=True,
+              help="Which responses become documents: HTML and plain text; every textual type "
+                   "(CSS, JavaScript, XML, SVG...); or any payload (binary ones compared at the "
+                   "identical level only).")
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="parquet",
               show_default=True)
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
@@ -74,7 +79,7 @@ def run_dedup(
 def dedup_command(inputs: tuple[str, ...], out: Path, method: str, max_hamming: int,
                   threshold: float, min_resemblance: float | None, shingle_width: int,
                   simhash_width: int, simhash_weights: str, keep: str, main_content: bool,
-                  fmt: str, workers: int, quiet: bool) -> None:
+                  media: str, fmt: str, workers: int, quiet: bool) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
     files or directories; - for stdin) and write the clusters to --out."""
     simhash = SimHashConfig(ShingleConfig(width=simhash_width), simhash_weights)  # type: ignore[arg-type]
@@ -84,7 +89,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, method: str, max_hamming: 
         minhash=MinHashConfig(shingles=ShingleConfig(width=shingle_width)),
         max_hamming=max_hamming, threshold=threshold, min_resemblance=min_resemblance,
         keep=keep)  # type: ignore[arg-type]
-    _, summary = run_dedup(inputs, out, config, fmt=fmt,
+    _, summary = run_dedup(inputs, out, config, fmt=fmt, media=media,
                                 workers=workers or default_workers(),
                                 show_progress=False if quiet else None)
     if not quiet:

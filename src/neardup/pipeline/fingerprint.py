@@ -52,9 +52,12 @@ class DocumentPrints:
 
 
 def document_text(doc: Document, main_content: bool) -> str:
-    """The visible text of a document: extracted from HTML, or the decoded plain text."""
+    """The visible text of a document: extracted from HTML, the decoded plain text, or nothing
+    for a binary payload (which only the identical level compares)."""
     if doc.kind == "html":
         return extract_text(doc.raw, charset=doc.charset, main_content=main_content)
+    if doc.kind == "binary":
+        return ""
     return decode_payload(doc.raw, doc.charset)
 
 

@@ -1,0 +1,418 @@
+"""Fingerprint throughput, single core: neardup simhash and min-hash against datasketch and rensa.
+
+    python benchmarks/fingerprints.py [--out benchmarks/results/fingerprints.json] [--docs N]
+
+The input is 5,000-character texts cut, in order, from the plain text that resiliparse extracts from
+the trafilatura evaluation pages (``../shared/data/html/trafilatura-eval/pages/*.html.gz``). Every
+method is timed *from text*: the tokenisation and shingling it needs are inside the timed region.
+datasketch and rensa get the same tokens and 5-word shingles as neardup's min-hash (neardup's
+canonical form, joined by spaces). Each method is warmed up (numba JIT), then run over the full set
+three times; the best time counts. neardup's own time is also broken down into canonicalise,
+shingle and combine, each timed alone on the previous stage's precomputed output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import pkgutil
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import datasketch
+import numpy as np
+import rensa
+import xxhash
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.encoding import detect_encoding
+from resiliparse.parse.html import HTMLTree
+
+from common import (
+    DATA_DIR,
+    RESULTS_DIR,
+    environment,
+    interleaved_timings,
+    load_average,
+    markdown_table,
+    pin_single_core,
+    require_data,
+    skip,
+    write_results,
+)
+from neardup.features.shingles import shingle_hashes
+from neardup.fingerprints.minhash import MinHash
+from neardup.fingerprints.simhash import SimHash, simhash_from_hashes
+from neardup.text.canonical import canonical_bytes, canonical_text
+
+DOC_CHARS = 5_000
+MIN_PAGE_CHARS = 500
+NUM_PERM = 128
+SEED = 1
+REPEAT = 3
+WARMUP_DOCS = 50
+SIMHASH_TARGET = 5_000.0
+MINHASH_TARGET = 3_000.0
+PACKAGES = ("neardup", "numpy", "numba", "xxhash", "datasketch", "rensa", "resiliparse")
+_WORD = re.compile(r"\w+")
+
+Run = Callable[[Sequence[str]], object]
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One way to fingerprint every text of the set; ``run`` covers text to fingerprint."""
+
+    name: str
+    run: Run
+    includes: str
+    target: float | None = None
+    reference: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage of a pipeline, run over the previous stage's precomputed output."""
+
+    group: str
+    name: str
+    run: Callable[[], object]
+
+
+# ---------------------------------------------------------------- texts
+
+
+def page_text(path: Path) -> str:
+    """The plain text resiliparse extracts from one gzipped HTML page."""
+    raw = gzip.decompress(path.read_bytes())
+    tree = HTMLTree.parse_from_bytes(raw, detect_encoding(raw) or "utf-8")
+    return str(extract_plain_text(tree))
+
+
+def load_texts(pages: Path, docs: int) -> tuple[list[str], int]:
+    """Up to ``docs`` consecutive DOC_CHARS-character texts, and how many pages fed them."""
+    parts: list[str] = []
+    size = 0
+    for path in sorted(pages.glob("*.html.gz")):
+        text = page_text(path).strip()
+        if len(text) < MIN_PAGE_CHARS:
+            continue
+        parts.append(text)
+        size += len(text) + 1
+        if size >= docs * DOC_CHARS:
+            break
+    corpus = "\n".join(parts)
+    texts = [corpus[i : i + DOC_CHARS] for i in range(0, len(corpus) - DOC_CHARS + 1, DOC_CHARS)]
+    return texts[:docs], len(parts)
+
+
+# ---------------------------------------------------------------- tokenisers of the references
+
+
+def canonical_shingles(text: str, width: int = 5) -> list[bytes]:
+    """neardup's canonical tokens joined into w-shingles, as UTF-8 bytes (all tokens if fewer).
+
+    Bytes suit both references: datasketch's hash functions take bytes, rensa takes str or bytes;
+    splitting the canonical bytes and joining with ``zip`` is the fastest pure-Python way found
+    (about 1.6x faster than decoding to str and slicing the token list).
+    """
+    tokens = canonical_bytes(text).split()
+    if len(tokens) <= width:
+        return [b" ".join(tokens)] if tokens else []
+    return list(map(b" ".join, zip(*(tokens[i:] for i in range(width)), strict=False)))
+
+
+def naive_simhash(text: str, width: int, binary: bool) -> int:
+    """Pure-Python simhash: ``re`` tokens, xxh3 per w-shingle, 64 counters in a Python loop.
+
+    With ``binary`` each distinct shingle counts once (a ``set``), else each occurrence counts.
+    """
+    tokens = _WORD.findall(text.casefold())
+    count = max(1, len(tokens) - width + 1) if tokens else 0
+    shingles = [" ".join(tokens[i : i + width]) for i in range(count)]
+    counters = [0] * 64
+    for shingle in set(shingles) if binary else shingles:
+        h = xxhash.xxh3_64_intdigest(shingle.encode("utf-8"))
+        for bit in range(64):
+            counters[bit] += 1 if (h >> bit) & 1 else -1
+    return sum(1 << bit for bit in range(64) if counters[bit] > 0)
+
+
+# ---------------------------------------------------------------- the methods
+
+
+def neardup_methods() -> list[Method]:
+    simhash, minhash = SimHash(), MinHash()
+
+    def run_simhash(texts: Sequence[str]) -> object:
+        return [simhash.of_canonical(canonical_bytes(text)) for text in texts]
+
+    def run_minhash(texts: Sequence[str]) -> object:
+        return [minhash.of_canonical(canonical_bytes(text)) for text in texts]
+
+    inside = "canonicalise (numba) + hashed shingles (numba) + combine (numba)"
+    distinct = " + np.unique" if simhash.config.weighting == "binary" else ""
+    return [
+        Method(f"neardup SimHash ({simhash.tag})", run_simhash,
+               inside.replace(" + combine", distinct + " + combine"), SIMHASH_TARGET,
+               "naive Python simhash"),
+        Method(f"neardup MinHash ({minhash.tag})", run_minhash, inside, MINHASH_TARGET,
+               "datasketch MinHash(128), permutations reused"),
+    ]
+
+
+def datasketch_methods() -> list[Method]:
+    template = datasketch.MinHash(num_perm=NUM_PERM, seed=SEED)
+    perms, scheme = template.permutations, template.scheme
+
+    def run_reused(texts: Sequence[str]) -> object:
+        signatures = []
+        for text in texts:
+            sketch = datasketch.MinHash(num_perm=NUM_PERM, permutations=perms, scheme=scheme)
+            sketch.update_batch(canonical_shingles(text))
+            signatures.append(sketch.hashvalues)
+        return signatures
+
+    def run_fresh(texts: Sequence[str]) -> object:
+        signatures = []
+        for text in texts:
+            sketch = datasketch.MinHash(num_perm=NUM_PERM, seed=SEED)
+            sketch.update_batch(canonical_shingles(text))
+            signatures.append(sketch.hashvalues)
+        return signatures
+
+    inside = (f"neardup canonical tokens -> 5-shingle bytes (Python) + update_batch "
+              f"(sha1_hash32 per shingle in Python, numpy {scheme})")
+    return [
+        Method("datasketch MinHash(128), permutations reused", run_reused, inside),
+        Method("datasketch MinHash(128), new per doc (defaults)", run_fresh,
+               inside + " + permutation generation per doc"),
+    ]
+
+
+def rensa_methods() -> list[Method]:
+    def per_doc(cls: type[rensa.RMinHash] | type[rensa.CMinHash]) -> Run:
+        def run(texts: Sequence[str]) -> object:
+            digests = []
+            for text in texts:
+                sketch = cls(num_perm=NUM_PERM, seed=SEED)
+                sketch.update(canonical_shingles(text))
+                digests.append(sketch.digest())
+            return digests
+
+        return run
+
+    def run_matrix(texts: Sequence[str]) -> object:
+        sets = [canonical_shingles(text) for text in texts]
+        return rensa.RMinHash.digest_matrix_from_token_sets(sets, NUM_PERM, SEED)
+
+    inside = "neardup canonical tokens -> 5-shingle bytes (Python) + rensa (Rust) hash, min"
+    return [
+        Method("rensa RMinHash(128)", per_doc(rensa.RMinHash), inside + " + digest()"),
+        Method("rensa CMinHash(128)", per_doc(rensa.CMinHash), inside + " + digest()"),
+        Method("rensa RMinHash bulk digest_matrix_from_token_sets", run_matrix,
+               inside + ", one call for the whole set"),
+    ]
+
+
+def naive_methods() -> list[Method]:
+    """The naive simhash with neardup's default shingle width and weighting."""
+    config = SimHash().config
+    width, binary = config.shingles.width, config.weighting == "binary"
+
+    def run(texts: Sequence[str]) -> object:
+        return [naive_simhash(text, width, binary) for text in texts]
+
+    inside = (f"re \\w+ tokens + {width}-shingle str ({config.weighting}) + xxh3_64 per "
+              "shingle + 64 counters in Python")
+    return [Method("naive Python simhash", run, inside)]
+
+
+# ---------------------------------------------------------------- neardup's breakdown
+
+
+def neardup_stages(texts: Sequence[str]) -> list[Stage]:
+    """Each stage alone, on the precomputed output of the one before."""
+    simhash, minhash = SimHash(), MinHash()
+    w_sim, s_sim = simhash.config.shingles.width, simhash.config.shingles.seed
+    w_min, s_min = minhash.config.shingles.width, minhash.config.shingles.seed
+    folded = [text.casefold() for text in texts]
+    canon = [canonical_bytes(text) for text in texts]
+    sim_raw = [shingle_hashes(c, w_sim, s_sim) for c in canon]
+    sim_feats = sim_raw
+    min_feats = [shingle_hashes(c, w_min, s_min) for c in canon]
+    stages = [
+        Stage("both", "canonicalise: canonical_bytes(text)",
+              lambda: [canonical_bytes(t) for t in texts]),
+        Stage("both", "  of which str.casefold (Python)", lambda: [t.casefold() for t in texts]),
+        Stage("both", "  of which .encode('utf-8') of the casefolded text",
+              lambda: [t.encode("utf-8", "surrogatepass") for t in folded]),
+        Stage("simhash", f"shingle: shingle_hashes(canonical, w={w_sim})",
+              lambda: [shingle_hashes(c, w_sim, s_sim) for c in canon]),
+    ]
+    if simhash.config.weighting == "binary":
+        stages.append(Stage("simhash", "distinct: np.unique (binary weighting)",
+                            lambda: [np.unique(f) for f in sim_raw]))
+        sim_feats = [np.unique(f) for f in sim_raw]
+    return [*stages,
+            Stage("simhash", "combine: simhash_from_hashes (64 counters)",
+                  lambda: [simhash_from_hashes(f) for f in sim_feats]),
+            Stage("minhash", f"shingle: shingle_hashes(canonical, w={w_min})",
+                  lambda: [shingle_hashes(c, w_min, s_min) for c in canon]),
+            Stage("minhash", f"combine: MinHash.of_shingles (k={minhash.config.num_perm})",
+                  lambda: [minhash.of_shingles(f) for f in min_feats])]
+
+
+def reference_stages(texts: Sequence[str]) -> list[Stage]:
+    """What the references spend outside and inside the library."""
+    shingles = [canonical_shingles(text) for text in texts]
+    template = datasketch.MinHash(num_perm=NUM_PERM, seed=SEED)
+
+    def datasketch_only() -> object:
+        for doc in shingles:
+            sketch = datasketch.MinHash(num_perm=NUM_PERM, permutations=template.permutations,
+                                        scheme=template.scheme)
+            sketch.update_batch(doc)
+        return None
+
+    def rensa_only() -> object:
+        for doc in shingles:
+            sketch = rensa.RMinHash(num_perm=NUM_PERM, seed=SEED)
+            sketch.update(doc)
+            sketch.digest()
+        return None
+
+    return [
+        Stage("references", "canonical tokens -> 5-shingle bytes (canonical_shingles)",
+              lambda: [canonical_shingles(t) for t in texts]),
+        Stage("references", "datasketch MinHash + update_batch only", datasketch_only),
+        Stage("references", "rensa RMinHash update + digest only", rensa_only),
+    ]
+
+
+# ---------------------------------------------------------------- measuring and reporting
+
+
+def summary(times: Sequence[float], docs: int) -> dict[str, Any]:
+    """Best seconds over the set, docs/s, per-doc time, and the worst/best spread."""
+    best = min(times)
+    return {"seconds": best, "docs_per_s": docs / best, "us_per_doc": 1e6 * best / docs,
+            "spread": max(times) / best, "all_seconds": list(times)}
+
+
+def measure_methods(
+    methods: Sequence[Method], texts: Sequence[str], repeat: int
+) -> list[dict[str, Any]]:
+    """Warm every method up, then time them round-robin ``repeat`` times over the full set."""
+    for method in methods:
+        method.run(texts[:WARMUP_DOCS])
+    times = interleaved_timings({m.name: partial(m.run, texts) for m in methods}, repeat)
+    rows = []
+    for method in methods:
+        row = {"name": method.name, **summary(times[method.name], len(texts))}
+        rate = row["docs_per_s"]
+        rows.append({**row, "includes": method.includes, "target_docs_per_s": method.target,
+                     "ratio_to_target": rate / method.target if method.target else None,
+                     "reference": method.reference})
+    rates = {row["name"]: row["docs_per_s"] for row in rows}
+    for row in rows:
+        ref = row["reference"]
+        row["ratio_to_reference"] = row["docs_per_s"] / rates[ref] if ref in rates else None
+    return rows
+
+
+def measure_stages(stages: Sequence[Stage], docs: int, repeat: int) -> list[dict[str, Any]]:
+    """Time the stages round-robin ``repeat`` times (numba is already warm from the methods)."""
+    times = interleaved_timings({f"{s.group}/{s.name}": s.run for s in stages}, repeat)
+    return [{"group": s.group, "stage": s.name, **summary(times[f"{s.group}/{s.name}"], docs)}
+            for s in stages]
+
+
+def corpus_stats(texts: Sequence[str], pages: int, source: Path) -> dict[str, Any]:
+    tokens = [len(canonical_text(t).split()) for t in texts]
+    where = f"../shared/data/{source.relative_to(DATA_DIR).as_posix()}"
+    return {"source": where, "pages_used": pages, "docs": len(texts),
+            "chars_per_doc": DOC_CHARS, "extractor": "resiliparse extract_plain_text",
+            "mean_utf8_bytes": float(np.mean([len(t.encode("utf-8")) for t in texts])),
+            "mean_canonical_tokens": float(np.mean(tokens))}
+
+
+def methods_table(rows: Sequence[dict[str, Any]]) -> str:
+    def ratio(value: float | None) -> str:
+        return f"{value:.2f}x" if value is not None else ""
+
+    return markdown_table(
+        ["method", "docs/s", "µs/doc", "worst/best", "target", "vs target", "vs reference",
+         "timed region (from text)"],
+        [[r["name"], f"{r['docs_per_s']:,.0f}", f"{r['us_per_doc']:,.0f}", f"{r['spread']:.2f}",
+          f"{r['target_docs_per_s']:,.0f}" if r["target_docs_per_s"] else "",
+          ratio(r["ratio_to_target"]), ratio(r["ratio_to_reference"]), r["includes"]]
+         for r in rows])
+
+
+def stages_table(rows: Sequence[dict[str, Any]]) -> str:
+    return markdown_table(["pipeline", "stage", "µs/doc", "worst/best"],
+                          [[r["group"], r["stage"], f"{r['us_per_doc']:,.1f}", f"{r['spread']:.2f}"]
+                           for r in rows])
+
+
+def simhash_note() -> str:
+    """Whether datasketch offers a simhash (it did not in any version checked so far)."""
+    version = metadata.version("datasketch")
+    modules = [m.name for m in pkgutil.walk_packages(datasketch.__path__, "datasketch.")]
+    found = [n for n in [*dir(datasketch), *modules] if "simhash" in n.lower()]
+    if found:
+        return f"datasketch {version} has simhash-like names {found}, not benchmarked here."
+    return (f"datasketch {version} has no simhash (no class or module of that name); the simhash "
+            "reference is the naive pure-Python one.")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fingerprints.json")
+    parser.add_argument("--docs", type=int, default=2000, help="number of 5,000-char texts")
+    parser.add_argument("--repeat", type=int, default=REPEAT, help="runs per method; best counts")
+    parser.add_argument("--cpu", type=int, default=0, help="the CPU to pin the process to")
+    args = parser.parse_args(argv)
+    if args.docs < 1 or args.repeat < 1:
+        parser.error("--docs and --repeat must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    pages = require_data("html", "trafilatura-eval", "pages")
+    cpu = pin_single_core(args.cpu)
+    env = environment(PACKAGES)
+    texts, used = load_texts(pages, args.docs)
+    if not texts:
+        skip(f"no page under {pages} gives {MIN_PAGE_CHARS}+ characters of text")
+    if len(texts) < args.docs:
+        print(f"note: only {len(texts)} texts of {DOC_CHARS} chars available", file=sys.stderr)
+    methods = neardup_methods() + datasketch_methods() + rensa_methods() + naive_methods()
+    print(f"timing {len(methods)} methods on {len(texts)} texts, best of {args.repeat} "
+          f"(round-robin), on CPU {cpu}...", file=sys.stderr)
+    method_rows = measure_methods(methods, texts, args.repeat)
+    stage_rows = measure_stages(neardup_stages(texts) + reference_stages(texts), len(texts),
+                                args.repeat)
+    notes = [simhash_note(),
+             "Stages are timed alone on precomputed inputs; their sum can differ slightly from "
+             "the end-to-end time.",
+             f"Load average (1, 5, 15 min) at start {env['load_average']}, at end "
+             f"{load_average()}; 'worst/best' is the spread of the {args.repeat} runs."]
+    payload = {"benchmark": "fingerprints", "environment": env,
+               "timing": {"repeat": args.repeat, "statistic": "best", "pinned_cpu": cpu,
+                          "warmup_docs": WARMUP_DOCS, "clock": "time.perf_counter"},
+               "corpus": corpus_stats(texts, used, pages), "methods": method_rows,
+               "breakdown": stage_rows, "notes": notes}
+    table = methods_table(method_rows) + "\n\n" + stages_table(stage_rows)
+    write_results(args.out, payload, table + "\n\n" + "\n".join(f"- {n}" for n in notes))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Normalising the fields every source fills: URL, host, date, record id."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Final
+from urllib.parse import urlsplit
+
+__all__ = [
+    "WEB_SCHEMES",
+    "clean_record_id",
+    "clean_url",
+    "host_of",
+    "normalize_date",
+    "scheme_of",
+]
+
+WEB_SCHEMES: Final = frozenset({"http", "https", "ftp", "file"})
+
+_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+_DIGITS = re.compile(r"\d{8,}")
+
+
+def clean_url(value: str | None) -> str | None:
+    """Strip whitespace and surrounding ``<>`` (wget writes them); percent-encode inner blanks.
+
+    Returns None when nothing is left.
+    """
+    if value is None:
+        return None
+    url = value.strip()
+    if url.startswith("<") and url.endswith(">"):
+        url = url[1:-1].strip()
+    if not url:
+        return None
+    return _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", url)
+
+
+def scheme_of(url: str) -> str:
+    """The lower-case scheme of ``url`` ('' when it has none)."""
+    head, sep, _ = url.partition(":")
+    if not sep or not head.isascii() or not head[:1].isalpha():
+        return ""
+    return head.lower()
+
+
+def host_of(url: str | None) -> str | None:
+    """The lower-case host name of ``url``, without port; None when it has none or is unparsable."""
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host or None
+
+
+def clean_record_id(value: str | None) -> str | None:
+    """A WARC-Record-ID without its angle brackets (``urn:uuid:...``); None when empty."""
+    if value is None:
+        return None
+    rid = value.strip()
+    if rid.startswith("<") and rid.endswith(">"):
+        rid = rid[1:-1].strip()
+    return rid or None
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    text = moment.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
+def _from_digits(text: str) -> datetime | None:
+    """ARC and Wayback dates: ``YYYYMMDDhhmmss`` (some writers add more digits)."""
+    digits = text[:14].ljust(14, "0")
+    try:
+        return datetime.strptime(digits, "%Y%m%d%H%M%S")
+    except ValueError:
+        return None
+
+
+def normalize_date(value: str | float | None) -> str | None:
+    """An ISO-8601 UTC string (``2014-01-26T20:06:24Z``) from a WARC, ARC, HTTP or epoch date.
+
+    A string that does not parse is returned unchanged (ClueWeb has dates such as
+    ``2009-03-65T08:43:19-0800``); an empty value or ``null`` gives None.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            return _iso(datetime.fromtimestamp(value, UTC))
+        except (OverflowError, OSError, ValueError):
+            return None
+    text = value.strip()
+    if not text or text.lower() in {"null", "none", "-"}:
+        return None
+    moment: datetime | None = None
+    if _DIGITS.fullmatch(text):
+        moment = _from_digits(text)
+    else:
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            moment = _from_http_date(text)
+    return _iso(moment) if moment is not None else text
+
+
+def _from_http_date(text: str) -> datetime | None:
+    """An RFC 2822 date (``Memento-Datetime``, HTTP ``Date``)."""
+    try:
+        return parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None

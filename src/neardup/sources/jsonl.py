@@ -1,0 +1,68 @@
+"""Reading JSONL (one JSON object per line, optionally gzipped).
+
+Column conventions: :mod:`neardup.sources.rows`. A line that is not a JSON object is counted
+``json-error`` with an error line naming the file and line number; blank lines are ignored. A
+gzip stream that ends early stops the file (``truncated-record``) after the lines read so far.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
+
+from neardup.document import Document
+from neardup.sources.context import ReadContext
+from neardup.sources.rows import row_to_document
+
+__all__ = ["read_jsonl", "read_jsonl_stream"]
+
+
+def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
+    """Documents from a JSONL file (``source`` is the path as the user gave it)."""
+    with open(path, "rb") as raw:
+        yield from read_jsonl_stream(raw, source, gz, ctx)
+
+
+def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
+    """Documents from a JSONL byte stream (a file or stdin)."""
+    if not gz:
+        yield from _lines(raw, source, ctx)
+        return
+    with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+        try:
+            yield from _lines(unzipped, source, ctx)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+            ctx.stats.skip("truncated-record" if isinstance(err, EOFError) else "bad-record")
+            ctx.stats.error(f"{source}: gzip stream damaged or cut short ({err}); stopped there")
+
+
+def _lines(lines: Iterable[bytes], source: str, ctx: ReadContext) -> Iterator[Document]:
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        ctx.stats.records += 1
+        row = _parse(line, source, lineno, ctx)
+        if row is None:
+            continue
+        doc = row_to_document(
+            row, source=source, offset=lineno, default_id=f"{source}:{lineno}", ctx=ctx
+        )
+        if doc is not None:
+            yield doc
+
+
+def _parse(line: bytes, source: str, lineno: int, ctx: ReadContext) -> dict[str, object] | None:
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError) as err:
+        ctx.stats.skip("json-error")
+        ctx.stats.error(f"{source}: line {lineno}: not JSON ({err})")
+        return None
+    if not isinstance(row, dict):
+        ctx.stats.skip("json-error")
+        ctx.stats.error(f"{source}: line {lineno}: a JSON {type(row).__name__}, not an object")
+        return None
+    return row

@@ -1,0 +1,102 @@
+"""The column conventions JSONL lines and Parquet rows share.
+
+- ``text`` (a string) gives a ``text`` document; else ``html`` (string or bytes) an ``html`` one;
+  neither: skipped as ``missing-text``.
+- ``id`` (string or integer) is the document id; without it, ``<path>:<line>`` (JSONL, 1-based
+  line number) or ``<path>:<row>`` (Parquet, 0-based row index).
+- ``url``; ``fetched`` or else ``date`` (ISO string, epoch seconds, or timestamp); ``sweep``.
+- Every other scalar field (string, number, boolean) of at most 1024 characters goes to
+  ``Document.extra`` as a string.
+
+Strings are stored UTF-8 encoded (``charset='utf-8'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Final
+
+from neardup.document import ContentKind, Document
+from neardup.sources.context import ReadContext
+from neardup.sources.fields import clean_url, normalize_date
+
+__all__ = ["KNOWN_FIELDS", "row_to_document"]
+
+KNOWN_FIELDS: Final = frozenset({"id", "url", "text", "html", "date", "fetched", "sweep"})
+_MAX_EXTRA: Final = 1024
+
+
+def _content(row: Mapping[str, object]) -> tuple[bytes, ContentKind, str | None] | None:
+    text = row.get("text")
+    if isinstance(text, str):
+        return text.encode("utf-8", "replace"), "text", "utf-8"
+    html = row.get("html")
+    if isinstance(html, str):
+        return html.encode("utf-8", "replace"), "html", "utf-8"
+    if isinstance(html, bytes):
+        return html, "html", None
+    return None
+
+
+def _scalar(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
+
+
+def _when(value: object) -> str | None:
+    if isinstance(value, datetime):
+        return normalize_date(value.isoformat())
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str | int | float):
+        return normalize_date(value)
+    return None
+
+
+def _extra(row: Mapping[str, object]) -> dict[str, str]:
+    extra: dict[str, str] = {}
+    for key, value in row.items():
+        text = None if key in KNOWN_FIELDS else _scalar(value)
+        if text is not None and len(text) <= _MAX_EXTRA:
+            extra[str(key)] = text
+    return extra
+
+
+def _cap_utf8(raw: bytes, ctx: ReadContext, charset: str | None) -> bytes:
+    capped = ctx.cap(raw)
+    if charset == "utf-8" and len(capped) < len(raw):
+        capped = capped.decode("utf-8", "ignore").encode("utf-8")
+    return capped
+
+
+def row_to_document(
+    row: Mapping[str, object], *, source: str, offset: int, default_id: str, ctx: ReadContext
+) -> Document | None:
+    """The Document for one JSONL line or Parquet row, or None (the reason is counted)."""
+    found = _content(row)
+    if found is None:
+        ctx.stats.skip("missing-text")
+        return None
+    raw, kind, charset = found
+    if not raw:
+        ctx.stats.skip("empty-payload")
+        return None
+    url_value = row.get("url")
+    sweep = row.get("sweep")
+    fetched = row.get("fetched")
+    return ctx.document(
+        _scalar(row.get("id")) or default_id,
+        _cap_utf8(raw, ctx, charset),
+        kind,
+        url=clean_url(url_value) if isinstance(url_value, str) else None,
+        source=source,
+        offset=offset,
+        fetched=_when(fetched if fetched is not None else row.get("date")),
+        charset=charset,
+        sweep=sweep if isinstance(sweep, str) else None,
+        extra=_extra(row),
+    )

@@ -1,0 +1,108 @@
+"""The command line through click's runner: dedup on real crawls and on generated inputs, demo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from neardup.cli.main import cli
+
+
+def run(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return {"output": result.output}
+
+
+def summary(out: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((out / "summary.json").read_text())  # type: ignore[no-any-return]
+
+
+def warc_files(shared: Path) -> list[Path]:
+    files = sorted(p for p in (shared / "warc").rglob("*") if p.is_file())
+    assert len(files) >= 19
+    return files
+
+
+def test_every_real_and_malformed_crawl_goes_through(shared_data: Path, tmp_path: Path) -> None:
+    for index, path in enumerate(warc_files(shared_data)):
+        out = tmp_path / str(index)
+        run("dedup", str(path), "--out", str(out), "--quiet", "--workers", "1")
+        report = summary(out)
+        sources = report["sources"]
+        assert report["documents"] + sum(sources["skipped"].values()) >= 1, path
+        assert {"documents", "pairs", "clusters"} <= {p.stem for p in out.glob("*.parquet")}
+
+
+def test_all_crawls_together_with_counts(shared_data: Path, tmp_path: Path) -> None:
+    run("dedup", str(shared_data / "warc"), "--out", str(tmp_path), "--quiet", "--workers", "2")
+    report = summary(tmp_path)
+    assert report["sources"]["skipped"]["truncated-record"] >= 1
+    assert report["documents"] > 300
+    clusters = pq.read_table(tmp_path / "clusters.parquet").to_pylist()
+    assert len(clusters) == report["documents"]
+    assert sum(not row["kept"] for row in clusters) == report["duplicates"]
+
+
+def test_the_same_archive_as_warc_and_arc_is_found_identical(shared_data: Path,
+                                                              tmp_path: Path) -> None:
+    warc = shared_data / "warc"
+    run("dedup", str(warc / "archive-org-2008-warc017.warc.gz"),
+        str(warc / "archive-org-2008.arc.gz"), "--out", str(tmp_path), "--quiet",
+        "--method", "exact", "--workers", "1")
+    report = summary(tmp_path)
+    assert report["documents"] == 2 * 129
+    assert report["exact_collapsed"]["identical"] >= 129
+
+
+def test_jsonl_corpus_with_formats_and_keep(tmp_path: Path) -> None:
+    text = " ".join(f"word{i}" for i in range(400))
+    lines = [{"id": "a", "text": text}, {"id": "b", "text": text.upper() + "!"},
+             {"id": "c", "text": "something else entirely " * 20}]
+    source = tmp_path / "corpus.jsonl"
+    source.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+    out = tmp_path / "out"
+    run("dedup", str(source), "--out", str(out), "--format", "jsonl", "--method", "minhash",
+        "--keep", "longest", "--quiet")
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert [(p["a"], p["b"], p["relation"]) for p in pairs] == [(0, 1, "lexical")]
+    clusters = [json.loads(line) for line in (out / "clusters.jsonl").read_text().splitlines()]
+    assert [c["kept"] for c in clusters] == [False, True, True]
+    assert summary(out)["sources"]["skipped"] == {"json-error": 1}
+
+
+def test_missing_input_is_one_line_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["dedup", str(tmp_path / "nope.warc"), "--out",
+                                      str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert "nope.warc" in result.output and "no such file" in result.output
+
+
+@pytest.mark.slow
+def test_demo_finds_what_was_planted(tmp_path: Path) -> None:
+    output = run("demo", "--out", str(tmp_path))["output"]
+    assert isinstance(output, str)
+    rows = {line.split()[0]: line.split() for line in output.splitlines() if "%" in line}
+    for kind in ("exact", "lexical", "revisit"):
+        assert rows[kind][3] == "100%", output
+    assert "precision 100%" in output
+    assert (tmp_path / "crawl.warc.gz").exists() and (tmp_path / "truth.json").exists()
+
+
+def test_iana_repeated_captures_come_out_as_exact_duplicates(shared_data: Path,
+                                                             tmp_path: Path) -> None:
+    # Every revisit in the iana crawl repeats a stylesheet, script, SVG or font capture, so they
+    # become documents only when every media type is accepted.
+    run("dedup", str(shared_data / "warc" / "iana-revisits.warc.gz"), "--media", "any",
+        "--method", "exact", "--out", str(tmp_path), "--quiet", "--workers", "1")
+    report = summary(tmp_path)
+    assert report["sources"]["revisits_linked"] == 123
+    pairs = pq.read_table(tmp_path / "pairs.parquet").to_pylist()
+    revisits = [p for p in pairs if p["method"] == "revisit"]
+    assert len(revisits) == 123
+    assert {p["relation"] for p in revisits} == {"identical"}
+    assert report["duplicates"] >= 123
