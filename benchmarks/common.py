@@ -15,6 +15,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,14 +24,17 @@ __all__ = [
     "BENCHMARKS_DIR",
     "DATA_DIR",
     "RESULTS_DIR",
+    "Timing",
     "best_of",
     "environment",
+    "interleaved_calls",
     "interleaved_timings",
     "load_average",
     "markdown_table",
     "pin_single_core",
     "require_data",
     "skip",
+    "timed_call",
     "timings",
     "write_results",
 ]
@@ -81,21 +85,47 @@ def best_of(run: Callable[[], object], repeat: int = 3) -> float:
     return min(timings(run, repeat))
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """One timed call: wall-clock seconds (``perf_counter``) and this process's CPU seconds."""
+
+    wall: float
+    cpu: float
+
+    @property
+    def cpu_share(self) -> float:
+        """CPU / wall: near 1 on an idle core, lower when other processes took the core."""
+        return self.cpu / self.wall if self.wall > 0 else 1.0
+
+
+def timed_call(run: Callable[[], object]) -> Timing:
+    """Time one call of ``run`` by the wall clock and by the process CPU clock."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    run()
+    return Timing(time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def interleaved_calls(
+    runs: Mapping[str, Callable[[], object]], repeat: int = 3
+) -> dict[str, list[Timing]]:
+    """``repeat`` timings (wall and CPU) of each run, round-robin (a, b, c, then a, b, c, ...).
+
+    Interleaving spreads a burst of load from other processes over all methods instead of
+    penalising whichever one happened to be running; keep the fastest wall time of each.
+    """
+    times: dict[str, list[Timing]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            times[name].append(timed_call(run))
+    return times
+
+
 def interleaved_timings(
     runs: Mapping[str, Callable[[], object]], repeat: int = 3
 ) -> dict[str, list[float]]:
-    """Seconds of ``repeat`` calls of each run, round-robin (run a, b, c, then a, b, c, ...).
-
-    Interleaving spreads a burst of load from other processes over all methods instead of
-    penalising whichever one happened to be running; take the ``min`` of each list.
-    """
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(repeat):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return times
+    """Wall-clock seconds of ``repeat`` round-robin calls of each run (see interleaved_calls)."""
+    calls = interleaved_calls(runs, repeat)
+    return {name: [timing.wall for timing in timings] for name, timings in calls.items()}
 
 
 def load_average() -> list[float] | None:

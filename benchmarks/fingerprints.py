@@ -7,8 +7,9 @@ the trafilatura evaluation pages (``../shared/data/html/trafilatura-eval/pages/*
 method is timed *from text*: the tokenisation and shingling it needs are inside the timed region.
 datasketch and rensa get the same tokens and 5-word shingles as neardup's min-hash (neardup's
 canonical form, joined by spaces). Each method is warmed up (numba JIT), then run over the full set
-three times; the best time counts. neardup's own time is also broken down into canonicalise,
-shingle and combine, each timed alone on the previous stage's precomputed output.
+``--repeat`` times (3), round-robin with the others; the best time counts. neardup's own time is
+also broken down into canonicalise, shingle and combine, each timed alone on the previous stage's
+precomputed output, in the same round-robin.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 import datasketch
 import numpy as np
+import numpy.typing as npt
 import rensa
 import xxhash
 from resiliparse.extract.html2text import extract_plain_text
@@ -36,8 +38,9 @@ from resiliparse.parse.html import HTMLTree
 from common import (
     DATA_DIR,
     RESULTS_DIR,
+    Timing,
     environment,
-    interleaved_timings,
+    interleaved_calls,
     load_average,
     markdown_table,
     pin_single_core,
@@ -155,7 +158,8 @@ def neardup_methods() -> list[Method]:
     def run_minhash(texts: Sequence[str]) -> object:
         return [minhash.of_canonical(canonical_bytes(text)) for text in texts]
 
-    inside = "canonicalise (numba) + hashed shingles (numba) + combine (numba)"
+    inside = ("canonical_bytes (str.casefold, encode, numba scan) + hashed shingles (numba) "
+              "+ combine (numba)")
     distinct = " + np.unique" if simhash.config.weighting == "binary" else ""
     return [
         Method(f"neardup SimHash ({simhash.tag})", run_simhash,
@@ -236,6 +240,15 @@ def naive_methods() -> list[Method]:
 # ---------------------------------------------------------------- neardup's breakdown
 
 
+def sorted_distinct(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The same result as ``np.unique(values)``, by a sort and a neighbour comparison."""
+    ordered = np.sort(values)
+    keep = np.empty(ordered.size, dtype=np.bool_)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def neardup_stages(texts: Sequence[str]) -> list[Stage]:
     """Each stage alone, on the precomputed output of the one before."""
     simhash, minhash = SimHash(), MinHash()
@@ -258,6 +271,8 @@ def neardup_stages(texts: Sequence[str]) -> list[Stage]:
     if simhash.config.weighting == "binary":
         stages.append(Stage("simhash", "distinct: np.unique (binary weighting)",
                             lambda: [np.unique(f) for f in sim_raw]))
+        stages.append(Stage("simhash", "  alternative (not in neardup): np.sort + neighbour mask",
+                            lambda: [sorted_distinct(f) for f in sim_raw]))
         sim_feats = [np.unique(f) for f in sim_raw]
     return [*stages,
             Stage("simhash", "combine: simhash_from_hashes (64 counters)",
@@ -298,23 +313,39 @@ def reference_stages(texts: Sequence[str]) -> list[Stage]:
 # ---------------------------------------------------------------- measuring and reporting
 
 
-def summary(times: Sequence[float], docs: int) -> dict[str, Any]:
-    """Best seconds over the set, docs/s, per-doc time, and the worst/best spread."""
-    best = min(times)
-    return {"seconds": best, "docs_per_s": docs / best, "us_per_doc": 1e6 * best / docs,
-            "spread": max(times) / best, "all_seconds": list(times)}
+def summary(times: Sequence[Timing], docs: int) -> dict[str, Any]:
+    """The fastest run (wall clock): seconds, docs/s, per-doc time, its CPU share; the spread."""
+    best = min(times, key=lambda timing: timing.wall)
+    return {"seconds": best.wall, "docs_per_s": docs / best.wall,
+            "us_per_doc": 1e6 * best.wall / docs, "cpu_share": best.cpu_share,
+            "spread": max(t.wall for t in times) / best.wall,
+            "runs": [{"wall": t.wall, "cpu": t.cpu} for t in times]}
 
 
-def measure_methods(
-    methods: Sequence[Method], texts: Sequence[str], repeat: int
-) -> list[dict[str, Any]]:
-    """Warm every method up, then time them round-robin ``repeat`` times over the full set."""
+def stage_key(stage: Stage) -> str:
+    return f"stage {stage.group}/{stage.name}"
+
+
+def measure(
+    methods: Sequence[Method], stages: Sequence[Stage], texts: Sequence[str], repeat: int
+) -> dict[str, list[Timing]]:
+    """Warm the methods up, then time methods and stages in one round-robin, ``repeat`` times.
+
+    One round-robin makes the breakdown and the end-to-end times share the same conditions.
+    """
     for method in methods:
         method.run(texts[:WARMUP_DOCS])
-    times = interleaved_timings({m.name: partial(m.run, texts) for m in methods}, repeat)
+    runs: dict[str, Callable[[], object]] = {m.name: partial(m.run, texts) for m in methods}
+    runs.update({stage_key(stage): stage.run for stage in stages})
+    return interleaved_calls(runs, repeat)
+
+
+def method_rows(
+    methods: Sequence[Method], times: dict[str, list[Timing]], docs: int
+) -> list[dict[str, Any]]:
     rows = []
     for method in methods:
-        row = {"name": method.name, **summary(times[method.name], len(texts))}
+        row = {"name": method.name, **summary(times[method.name], docs)}
         rate = row["docs_per_s"]
         rows.append({**row, "includes": method.includes, "target_docs_per_s": method.target,
                      "ratio_to_target": rate / method.target if method.target else None,
@@ -326,10 +357,10 @@ def measure_methods(
     return rows
 
 
-def measure_stages(stages: Sequence[Stage], docs: int, repeat: int) -> list[dict[str, Any]]:
-    """Time the stages round-robin ``repeat`` times (numba is already warm from the methods)."""
-    times = interleaved_timings({f"{s.group}/{s.name}": s.run for s in stages}, repeat)
-    return [{"group": s.group, "stage": s.name, **summary(times[f"{s.group}/{s.name}"], docs)}
+def stage_rows(
+    stages: Sequence[Stage], times: dict[str, list[Timing]], docs: int
+) -> list[dict[str, Any]]:
+    return [{"group": s.group, "stage": s.name, **summary(times[stage_key(s)], docs)}
             for s in stages]
 
 
@@ -347,22 +378,33 @@ def methods_table(rows: Sequence[dict[str, Any]]) -> str:
         return f"{value:.2f}x" if value is not None else ""
 
     return markdown_table(
-        ["method", "docs/s", "µs/doc", "worst/best", "target", "vs target", "vs reference",
-         "timed region (from text)"],
+        ["method", "docs/s", "µs/doc", "worst/best", "CPU share", "target", "vs target",
+         "vs reference", "timed region (from text)"],
         [[r["name"], f"{r['docs_per_s']:,.0f}", f"{r['us_per_doc']:,.0f}", f"{r['spread']:.2f}",
+          f"{r['cpu_share']:.2f}",
           f"{r['target_docs_per_s']:,.0f}" if r["target_docs_per_s"] else "",
           ratio(r["ratio_to_target"]), ratio(r["ratio_to_reference"]), r["includes"]]
          for r in rows])
 
 
-def stages_table(rows: Sequence[dict[str, Any]]) -> str:
-    return markdown_table(["pipeline", "stage", "µs/doc", "worst/best"],
-                          [[r["group"], r["stage"], f"{r['us_per_doc']:,.1f}", f"{r['spread']:.2f}"]
-                           for r in rows])
+def stages_table(rows: Sequence[dict[str, Any]], methods: Sequence[dict[str, Any]]) -> str:
+    """The breakdown, with each neardup stage's share of its pipeline's end-to-end time."""
+    whole = {group: next(m["us_per_doc"] for m in methods if m["name"].startswith(prefix))
+             for group, prefix in (("simhash", "neardup SimHash"), ("minhash", "neardup MinHash"))}
+
+    def share(row: dict[str, Any]) -> str:
+        groups = list(whole) if row["group"] == "both" else [row["group"]]
+        parts = [f"{100 * row['us_per_doc'] / whole[g]:.0f}% of {g}" for g in groups if g in whole]
+        return ", ".join(parts)
+
+    return markdown_table(
+        ["pipeline", "stage", "µs/doc", "share of end-to-end", "worst/best", "CPU share"],
+        [[r["group"], r["stage"], f"{r['us_per_doc']:,.1f}", share(r), f"{r['spread']:.2f}",
+          f"{r['cpu_share']:.2f}"] for r in rows])
 
 
 def simhash_note() -> str:
-    """Whether datasketch offers a simhash (it did not in any version checked so far)."""
+    """Whether the installed datasketch offers a simhash (2.0.0 does not)."""
     version = metadata.version("datasketch")
     modules = [m.name for m in pkgutil.walk_packages(datasketch.__path__, "datasketch.")]
     found = [n for n in [*dir(datasketch), *modules] if "simhash" in n.lower()]
@@ -395,22 +437,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     if len(texts) < args.docs:
         print(f"note: only {len(texts)} texts of {DOC_CHARS} chars available", file=sys.stderr)
     methods = neardup_methods() + datasketch_methods() + rensa_methods() + naive_methods()
-    print(f"timing {len(methods)} methods on {len(texts)} texts, best of {args.repeat} "
-          f"(round-robin), on CPU {cpu}...", file=sys.stderr)
-    method_rows = measure_methods(methods, texts, args.repeat)
-    stage_rows = measure_stages(neardup_stages(texts) + reference_stages(texts), len(texts),
-                                args.repeat)
+    stages = neardup_stages(texts) + reference_stages(texts)
+    print(f"timing {len(methods)} methods and {len(stages)} stages on {len(texts)} texts, "
+          f"best of {args.repeat} (round-robin), on CPU {cpu}...", file=sys.stderr)
+    times = measure(methods, stages, texts, args.repeat)
+    methods_out = method_rows(methods, times, len(texts))
+    stages_out = stage_rows(stages, times, len(texts))
     notes = [simhash_note(),
-             "Stages are timed alone on precomputed inputs; their sum can differ slightly from "
-             "the end-to-end time.",
+             "Stages are timed alone on precomputed inputs, in the same round-robin as the "
+             "methods; their sum can differ slightly from the end-to-end time.",
              f"Load average (1, 5, 15 min) at start {env['load_average']}, at end "
-             f"{load_average()}; 'worst/best' is the spread of the {args.repeat} runs."]
+             f"{load_average()}; 'worst/best' is the spread of the {args.repeat} runs; "
+             "'CPU share' is process CPU time / wall time of the best run (below ~0.95: the "
+             "core was shared)."]
     payload = {"benchmark": "fingerprints", "environment": env,
                "timing": {"repeat": args.repeat, "statistic": "best", "pinned_cpu": cpu,
                           "warmup_docs": WARMUP_DOCS, "clock": "time.perf_counter"},
-               "corpus": corpus_stats(texts, used, pages), "methods": method_rows,
-               "breakdown": stage_rows, "notes": notes}
-    table = methods_table(method_rows) + "\n\n" + stages_table(stage_rows)
+               "corpus": corpus_stats(texts, used, pages), "methods": methods_out,
+               "breakdown": stages_out, "notes": notes}
+    table = methods_table(methods_out) + "\n\n" + stages_table(stages_out, methods_out)
     write_results(args.out, payload, table + "\n\n" + "\n".join(f"- {n}" for n in notes))
 
 

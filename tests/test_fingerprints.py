@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from neardup.config import ExactConfig, MinHashConfig, ShingleConfig, SimHashConfig
 from neardup.errors import ConfigError
-from neardup.features.shingles import shingle_hashes, shingle_set, token_hashes
+from neardup.features.shingles import distinct, shingle_hashes, shingle_set, token_hashes
 from neardup.fingerprints.exact import digest64, exact_prints
 from neardup.fingerprints.minhash import MinHash, estimate_jaccard, permutation_parameters
 from neardup.fingerprints.simhash import SimHash, hamming_distance, simhash_from_hashes
@@ -167,3 +167,10 @@ def test_configs_validate_and_tag() -> None:
         MinHashConfig(num_perm=0)
     assert SimHashConfig().tag == "simhash:f64:w1s0:binary"
     assert MinHashConfig().tag == "minhash:k128:seed1:w5s0"
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=50))
+@settings(max_examples=80, deadline=None)
+def test_distinct_equals_numpy_unique(values: list[int]) -> None:
+    array = np.array(values, dtype=np.uint64)
+    assert np.array_equal(distinct(array), np.unique(array))

@@ -18,7 +18,7 @@ from numba import njit
 
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
-from neardup.features.shingles import shingle_hashes
+from neardup.features.shingles import distinct, shingle_hashes
 
 __all__ = ["SimHash", "hamming_distance", "simhash_from_hashes"]
 
@@ -87,5 +87,5 @@ class SimHash:
         """The simhash of a canonical text (see :mod:`neardup.text.canonical`)."""
         features = shingle_hashes(canonical, self.config.shingles.width, self.config.shingles.seed)
         if self.config.weighting == "binary":
-            features = np.unique(features)
+            features = distinct(features)
         return int(_signs(_majority_counters(features)))

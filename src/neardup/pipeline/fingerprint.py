@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.features.shingles import shingle_hashes
+from neardup.features.shingles import shingle_set
 from neardup.fingerprints.exact import exact_prints
 from neardup.fingerprints.minhash import MinHash
 from neardup.fingerprints.simhash import SimHash
@@ -77,7 +77,7 @@ class Fingerprinter:
         extracted = time.perf_counter()
         canonical = canonical_bytes(text)
         verify = self.config.verify_shingles
-        shingles = np.unique(shingle_hashes(canonical, verify.width, verify.seed))
+        shingles = shingle_set(canonical, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
         simhash = self.simhash.of_canonical(canonical) if self.config.method == "simhash" else 0
         signature = self.minhash.of_canonical(canonical) if self.minhash else None

@@ -18,7 +18,9 @@ Choices (all deliberate, pinned by ``tests/test_html.py``):
   and every line is stripped, so neither bullets nor list indentation reach the fingerprints.
 - **Main content** (``main_content=True``) is resiliparse's boilerplate removal (navigation,
   footers, sidebars, ads, hidden elements...) with user comments dropped too: comments differ
-  between copies of one article, and the trafilatura evaluation counts them as boilerplate.
+  between copies of one article, and the trafilatura evaluation counts them as boilerplate. Its cost
+  grows with elements x nesting depth, so a page nested deeper than ``MAX_MAIN_CONTENT_DEPTH``
+  (256) elements gets its full text instead (real pages stay under 64).
 - **Links** are the ``href`` of ``<a>`` elements, resolved against ``<base href>`` (itself
   resolved against the page URL) or the page URL; fragments are cut, only ``http``/``https`` URLs
   with a host are kept, scheme and host are lower-cased, duplicates dropped in document order.
@@ -66,6 +68,10 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _UTF16 = frozenset({"utf-16-le", "utf-16-be"})
+#: Deeper pages get the full text even when main content is asked for (see :func:`_too_deep`).
+MAX_MAIN_CONTENT_DEPTH = 256
+_DEPTH_CHECK_TAGS = 4000
+_DEPTH_SELECTOR = "*" + " > *" * MAX_MAIN_CONTENT_DEPTH
 _BLANK_LINES = re.compile(r"\n{3,}")
 _URL_JUNK = re.compile(r"[\t\n\r]")
 _WEB_SCHEMES = frozenset({"http", "https"})
@@ -125,7 +131,9 @@ def decode_payload(raw: bytes, charset: str | None = None) -> str:
     except UnicodeDecodeError:
         pass
     tried = {"utf-8"}
+    best = declared
     for guess in _guesses(raw, declared):
+        best = best or guess
         if guess in tried:
             continue
         tried.add(guess)
@@ -133,7 +141,7 @@ def decode_payload(raw: bytes, charset: str | None = None) -> str:
             return raw.decode(guess)
         except UnicodeDecodeError:
             continue
-    return raw.decode(declared or "cp1252", "replace")
+    return raw.decode(best or "cp1252", "replace")
 
 
 def _guesses(raw: bytes, declared: str | None) -> Iterator[str]:
@@ -161,6 +169,19 @@ def parse_html(raw: bytes | str, charset: str | None = None) -> HTMLTree:
         return HTMLTree.parse("")
 
 
+def _too_deep(raw: bytes, tree: HTMLTree) -> bool:
+    """Whether the tree nests deeper than :data:`MAX_MAIN_CONTENT_DEPTH` elements.
+
+    Resiliparse's main-content pass costs (elements x depth): 16,000 nested ``<div>`` take seconds,
+    100,000 take minutes. A page with fewer tags than the limit cannot be that deep, so the check
+    (a CSS query, about 0.3 ms) only runs on pages with many tags.
+    """
+    if raw.count(b"<") <= _DEPTH_CHECK_TAGS:
+        return False
+    doc = tree.document
+    return doc is not None and doc.query_selector(_DEPTH_SELECTOR) is not None
+
+
 def _text(tree: HTMLTree, main_content: bool) -> str:
     text = extract_plain_text(
         tree,
@@ -178,7 +199,8 @@ def _text(tree: HTMLTree, main_content: bool) -> str:
 def extract_text(raw: bytes, *, charset: str | None = None, main_content: bool = False) -> str:
     """Plain text of an HTML page: block elements on their own lines, paragraphs separated by a
     blank line; ``main_content=True`` removes the boilerplate first."""
-    return _text(parse_html(raw, charset), main_content)
+    tree = parse_html(raw, charset)
+    return _text(tree, main_content and not _too_deep(raw, tree))
 
 
 # -- links ----------------------------------------------------------------------------------------
@@ -309,7 +331,7 @@ def parse_page(
     """Parse once; return the text (full or main content), the title, and optionally the out-links
     and the block segments."""
     tree = parse_html(raw, charset)
-    text = _text(tree, main_content)
+    text = _text(tree, main_content and not _too_deep(raw, tree))
     links = tuple(_links(tree, base_url)) if want_links else ()
     blocks = tuple(_blocks(tree)) if want_blocks else ()  # last: it edits the tree
     return Page(text, " ".join((tree.title or "").split()), links, blocks)
