@@ -28,7 +28,6 @@ from typing import Any
 
 import datasketch
 import numpy as np
-import numpy.typing as npt
 import rensa
 import xxhash
 from resiliparse.extract.html2text import extract_plain_text
@@ -48,7 +47,7 @@ from common import (
     skip,
     write_results,
 )
-from neardup.features.shingles import shingle_hashes
+from neardup.features.shingles import distinct, shingle_hashes
 from neardup.fingerprints.minhash import MinHash
 from neardup.fingerprints.simhash import SimHash, simhash_from_hashes
 from neardup.text.canonical import canonical_bytes, canonical_text
@@ -160,10 +159,10 @@ def neardup_methods() -> list[Method]:
 
     inside = ("canonical_bytes (str.casefold, encode, numba scan) + hashed shingles (numba) "
               "+ combine (numba)")
-    distinct = " + np.unique" if simhash.config.weighting == "binary" else ""
+    distinct_step = " + distinct (sort)" if simhash.config.weighting == "binary" else ""
     return [
         Method(f"neardup SimHash ({simhash.tag})", run_simhash,
-               inside.replace(" + combine", distinct + " + combine"), SIMHASH_TARGET,
+               inside.replace(" + combine", distinct_step + " + combine"), SIMHASH_TARGET,
                "naive Python simhash"),
         Method(f"neardup MinHash ({minhash.tag})", run_minhash, inside, MINHASH_TARGET,
                "datasketch MinHash(128), permutations reused"),
@@ -240,15 +239,6 @@ def naive_methods() -> list[Method]:
 # ---------------------------------------------------------------- neardup's breakdown
 
 
-def sorted_distinct(values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """The same result as ``np.unique(values)``, by a sort and a neighbour comparison."""
-    ordered = np.sort(values)
-    keep = np.empty(ordered.size, dtype=np.bool_)
-    keep[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
-    return ordered[keep]
-
-
 def neardup_stages(texts: Sequence[str]) -> list[Stage]:
     """Each stage alone, on the precomputed output of the one before."""
     simhash, minhash = SimHash(), MinHash()
@@ -269,11 +259,9 @@ def neardup_stages(texts: Sequence[str]) -> list[Stage]:
               lambda: [shingle_hashes(c, w_sim, s_sim) for c in canon]),
     ]
     if simhash.config.weighting == "binary":
-        stages.append(Stage("simhash", "distinct: np.unique (binary weighting)",
-                            lambda: [np.unique(f) for f in sim_raw]))
-        stages.append(Stage("simhash", "  alternative (not in neardup): np.sort + neighbour mask",
-                            lambda: [sorted_distinct(f) for f in sim_raw]))
-        sim_feats = [np.unique(f) for f in sim_raw]
+        stages.append(Stage("simhash", "distinct: features.shingles.distinct (binary weighting)",
+                            lambda: [distinct(f) for f in sim_raw]))
+        sim_feats = [distinct(f) for f in sim_raw]
     return [*stages,
             Stage("simhash", "combine: simhash_from_hashes (64 counters)",
                   lambda: [simhash_from_hashes(f) for f in sim_feats]),
