@@ -81,7 +81,7 @@ def permute(fingerprints: U64, design: HammingDesign, leading: tuple[int, ...]) 
     return out
 
 
-def _equal_key_pairs(keys: U64) -> tuple[I64, I64]:
+def _sorted_equal_pairs(keys: U64) -> tuple[I64, I64]:
     """All (i, j), i < j in sorted position, of entries with equal keys; ``keys`` sorted."""
     firsts: list[I64] = []
     seconds: list[I64] = []
@@ -100,18 +100,32 @@ def _equal_key_pairs(keys: U64) -> tuple[I64, I64]:
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
+def equal_key_pairs(keys: U64) -> tuple[I64, I64]:
+    """Every pair (a < b) of positions whose keys are equal, by one sort of the keys."""
+    order = np.argsort(keys, kind="stable")
+    i, j = _sorted_equal_pairs(keys[order])
+    a, b = order[i], order[j]
+    return np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+
+
+def pack_pairs(a: I64, b: I64) -> I64:
+    """Pairs of positions below 2**31 as one int64 each (a in the high half), for np.unique."""
+    codes: I64 = (a << 32) | b
+    return codes
+
+
+def unique_pairs(packed: list[I64]) -> tuple[I64, I64]:
+    """The distinct pairs of several packed lists, sorted, unpacked."""
+    codes: I64 = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    return codes >> 32, codes & 0xFFFFFFFF
+
+
 def _table_pairs(fingerprints: U64, k: int, design: HammingDesign,
                  leading: tuple[int, ...]) -> I64:
     permuted = permute(fingerprints, design, leading)
-    keys = permuted >> np.uint64(BITS - design.prefix_bits(leading))
-    order = np.argsort(keys, kind="stable")
-    i, j = _equal_key_pairs(keys[order])
-    a, b = order[i], order[j]
+    a, b = equal_key_pairs(permuted >> np.uint64(BITS - design.prefix_bits(leading)))
     close = np.bitwise_count(fingerprints[a] ^ fingerprints[b]) <= k
-    a, b = a[close], b[close]
-    low, high = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
-    codes: I64 = (low << 32) | high
-    return codes
+    return pack_pairs(a[close], b[close])
 
 
 def hamming_pairs(
@@ -124,9 +138,7 @@ def hamming_pairs(
     design = design or design_for(k, values.size)
     if k > design.max_k:
         raise ConfigError(f"k={k}: design {design} finds pairs only up to {design.max_k}")
-    packed = [_table_pairs(values, k, design, leading) for leading in design.tables()]
-    codes: I64 = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
-    return codes >> 32, codes & 0xFFFFFFFF
+    return unique_pairs([_table_pairs(values, k, design, leading) for leading in design.tables()])
 
 
 def brute_force_pairs(fingerprints: npt.ArrayLike, k: int) -> tuple[I64, I64]:

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.errors import ConfigError
-from neardup.index.hamming import I64, _equal_key_pairs
+from neardup.index.hamming import I64, equal_key_pairs, pack_pairs, unique_pairs
 
 __all__ = ["LSHBands", "choose_bands", "lsh_pairs"]
 
@@ -73,13 +73,6 @@ def lsh_pairs(signatures: npt.NDArray[np.uint64], bands: LSHBands) -> tuple[I64,
     """Every pair (i < j) of rows whose signatures agree on all rows of at least one band."""
     if signatures.ndim != 2 or signatures.shape[1] < bands.bands * bands.rows:
         raise ConfigError(f"signatures of shape {signatures.shape} too short for {bands}")
-    packed: list[I64] = []
-    for band in range(bands.bands):
-        keys = _band_keys(signatures, band, bands.rows)
-        order = np.argsort(keys, kind="stable")
-        i, j = _equal_key_pairs(keys[order])
-        a, b = order[i], order[j]
-        low, high = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
-        packed.append((low << 32) | high)
-    codes = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
-    return codes >> 32, codes & 0xFFFFFFFF
+    packed = [pack_pairs(*equal_key_pairs(_band_keys(signatures, band, bands.rows)))
+              for band in range(bands.bands)]
+    return unique_pairs(packed)

@@ -56,8 +56,7 @@ class Pairs:
     def concat(parts: list[Pairs]) -> Pairs:
         fields = Pairs.__slots__
         if not parts:
-            empty = Pairs.exact(np.empty(0, np.int64), np.empty(0, np.int64), "exact", "identical")
-            return empty
+            return Pairs.exact(np.empty(0, np.int64), np.empty(0, np.int64), "exact", "identical")
         return Pairs(**{name: np.concatenate([getattr(p, name) for p in parts]) for name in fields})
 
     def select(self, mask: npt.NDArray[np.bool_]) -> Pairs:
