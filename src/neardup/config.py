@@ -12,6 +12,7 @@ from typing import Literal
 from neardup.errors import ConfigError
 
 __all__ = [
+    "DEDUP_METHODS",
     "DedupConfig",
     "ExactConfig",
     "MinHashConfig",
@@ -21,7 +22,8 @@ __all__ = [
 ]
 
 HashName = Literal["xxh3", "md5"]
-Method = Literal["exact", "simhash", "minhash"]
+DEDUP_METHODS = ("exact", "simhash", "minhash")
+"""The methods ``dedup`` runs after the exact levels (``exact`` runs none)."""
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
 Weighting = Literal["tf", "binary"]
 
@@ -113,7 +115,7 @@ class MinHashConfig:
 class DedupConfig:
     """Everything a batch `dedup` run depends on."""
 
-    method: Method = "simhash"
+    method: str = "simhash"
     text: TextConfig = field(default_factory=TextConfig)
     exact: ExactConfig = field(default_factory=ExactConfig)
     verify_shingles: ShingleConfig = field(default_factory=ShingleConfig)
@@ -125,8 +127,8 @@ class DedupConfig:
     keep: KeepPolicy = "first"
 
     def __post_init__(self) -> None:
-        _require(self.method in ("exact", "simhash", "minhash"), "method", self.method,
-                 "one of exact, simhash, minhash")
+        _require(self.method in DEDUP_METHODS, "method", self.method,
+                 f"one of {', '.join(DEDUP_METHODS)}")
         _require(0 <= self.max_hamming <= 16, "max_hamming", self.max_hamming, "must be in 0..16")
         _require(0.0 < self.threshold <= 1.0, "threshold", self.threshold, "must be in (0, 1]")
         if self.min_resemblance is not None:

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig, TextConfig
+from neardup.config import (
+    DEDUP_METHODS,
+    DedupConfig,
+    MinHashConfig,
+    ShingleConfig,
+    SimHashConfig,
+    TextConfig,
+)
 from neardup.errors import SourceError
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
 from neardup.pipeline.dedup import DedupResult, find_duplicates
@@ -48,7 +55,7 @@ def run_dedup(
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Directory for documents, pairs, clusters and summary.json.")
-@click.option("--method", type=click.Choice(["exact", "simhash", "minhash"]), default="simhash",
+@click.option("--method", type=click.Choice(DEDUP_METHODS), default="simhash",
               show_default=True, help="Near-duplicate method run after the exact levels.")
 @click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
@@ -76,24 +83,28 @@ def run_dedup(
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
-def dedup_command(inputs: tuple[str, ...], out: Path, method: str, max_hamming: int,
-                  threshold: float, min_resemblance: float | None, shingle_width: int,
-                  simhash_width: int, simhash_weights: str, keep: str, main_content: bool,
-                  media: str, fmt: str, workers: int, quiet: bool) -> None:
+def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
+                  quiet: bool, **options: Any) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
     files or directories; - for stdin) and write the clusters to --out."""
-    simhash = SimHashConfig(ShingleConfig(width=simhash_width), simhash_weights)  # type: ignore[arg-type]
-    config = DedupConfig(
-        method=method, text=TextConfig(main_content=main_content),  # type: ignore[arg-type]
-        verify_shingles=ShingleConfig(width=shingle_width), simhash=simhash,
-        minhash=MinHashConfig(shingles=ShingleConfig(width=shingle_width)),
-        max_hamming=max_hamming, threshold=threshold, min_resemblance=min_resemblance,
-        keep=keep)  # type: ignore[arg-type]
+    config = config_from_options(options)
     _, summary = run_dedup(inputs, out, config, fmt=fmt, media=media,
-                                workers=workers or default_workers(),
-                                show_progress=False if quiet else None)
+                           workers=workers or default_workers(),
+                           show_progress=False if quiet else None)
     if not quiet:
         click.echo(render_summary(summary, out))
+
+
+def config_from_options(options: dict[str, Any]) -> DedupConfig:
+    """The DedupConfig of the method options (every option not about input or output)."""
+    shingles = ShingleConfig(width=options["shingle_width"])
+    simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
+                            options["simhash_weights"])
+    return DedupConfig(
+        method=options["method"], text=TextConfig(main_content=options["main_content"]),
+        verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
+        max_hamming=options["max_hamming"], threshold=options["threshold"],
+        min_resemblance=options["min_resemblance"], keep=options["keep"])
 
 
 def render_summary(summary: dict[str, Any], out: Path) -> str:

@@ -3,8 +3,8 @@
 ``documents``: doc, id, url, host, source, offset, length, fetched, text_chars, tokens, identical,
 lexical, shingle (the three exact-level hashes as 16-digit hex), simhash (hex, simhash method), and
 revisit_of (the doc a revisit repeats, or null).
-``pairs``: a, b, method, relation, hamming (simhash) or estimate (min-hash), resemblance,
-containment_ab, containment_ba.
+``pairs``: a, b, method, relation, hamming (simhash) or estimate (sketches), resemblance,
+containment_ab, containment_ba, shared (chunk methods).
 ``clusters``: doc, cluster (its smallest doc), kept, kept_doc, reason.
 ``summary.json``: counts, skips by reason, time per stage and the config tags.
 """
@@ -65,6 +65,7 @@ def pairs_table(result: DedupResult) -> pa.Table:
         "resemblance": pa.array(pairs.resemblance, pa.float64()),
         "containment_ab": pa.array(pairs.containment_ab, pa.float64()),
         "containment_ba": pa.array(pairs.containment_ba, pa.float64()),
+        "shared": pa.array(pairs.shared, pa.int64(), mask=pairs.shared < 0),
     })
 
 

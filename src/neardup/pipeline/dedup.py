@@ -23,13 +23,12 @@ from neardup.document import Document
 from neardup.pipeline.exact import collapse_exact
 from neardup.pipeline.executor import ordered_map
 from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
-from neardup.pipeline.near import NearStage, find_near
+from neardup.pipeline.methods import near_method
 from neardup.pipeline.pairs import Pairs
 
 __all__ = ["DedupResult", "find_duplicates"]
 
 I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 @dataclass(slots=True)
@@ -130,8 +129,9 @@ def find_duplicates(
                                 "revisits_without_original": missing,
                                 "empty_text": int(np.count_nonzero(tokens == 0)),
                                 "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}
-    if config.method != "exact":
-        near = _near_stage(config, prints, exact.survivors)
+    method = near_method(config.method)
+    if method is not None:
+        near = method.find(config, prints, exact.survivors)
         parts.append(near.pairs)
         stats["near"] = {"candidates": near.candidates, "verified": len(near.pairs),
                          "rejected": near.rejected, **near.parameters}
@@ -146,17 +146,6 @@ def find_duplicates(
     stats["seconds"] = timer.seconds | _worker_seconds(prints)
     stats["config"] = config.tags
     return DedupResult(prints, pairs, cluster, kept_doc, reasons, stats)
-
-
-def _near_stage(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
-    chosen = [prints[i] for i in survivors.tolist()]
-    simhashes = np.array([p.simhash for p in chosen], dtype=np.uint64)
-    signatures = None
-    if config.method == "minhash":
-        width = config.minhash.num_perm
-        signatures = (np.stack([p.signature for p in chosen if p.signature is not None])
-                      if chosen else np.empty((0, width), dtype=np.uint64))
-    return find_near(config, survivors, simhashes, signatures, [p.shingles for p in chosen])
 
 
 def _cluster_stats(cluster: I64, kept_doc: I64) -> dict[str, object]:

@@ -47,6 +47,7 @@ class DocumentPrints:
     signature: U64 | None
     shingles: U64
     revisit_of: str | None = None
+    features: object = None
     extract_seconds: float = 0.0
     fingerprint_seconds: float = 0.0
 
@@ -62,12 +63,20 @@ def document_text(doc: Document, main_content: bool) -> str:
 
 
 class Fingerprinter:
-    """Computes :class:`DocumentPrints` for one configuration (build once per worker)."""
+    """Computes :class:`DocumentPrints` for one configuration (build once per worker).
+
+    Besides the shared fields, the near-duplicate method of the config may compute its own
+    per-document features (``DocumentPrints.features``), see :mod:`neardup.pipeline.methods`.
+    """
 
     def __init__(self, config: DedupConfig) -> None:
+        from neardup.pipeline.methods import near_method
+
         self.config = config
         self.simhash = SimHash(config.simhash)
         self.minhash = MinHash(config.minhash) if config.method == "minhash" else None
+        method = near_method(config.method)
+        self.features = method.features(config) if method and method.features else None
 
     def __call__(self, doc: Document) -> DocumentPrints:
         if doc.revisit_of is not None:
@@ -81,12 +90,13 @@ class Fingerprinter:
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
         simhash = self.simhash.of_canonical(canonical) if self.config.method == "simhash" else 0
         signature = self.minhash.of_canonical(canonical) if self.minhash else None
+        features = self.features(doc, text, canonical) if self.features else None
         return DocumentPrints(
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
             fetched=doc.fetched, length=len(doc.raw), text_chars=len(text),
             tokens=canonical.count(b" ") + 1 if canonical else 0,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
-            simhash=simhash, signature=signature, shingles=shingles,
+            simhash=simhash, signature=signature, shingles=shingles, features=features,
             extract_seconds=extracted - started,
             fingerprint_seconds=time.perf_counter() - extracted,
         )

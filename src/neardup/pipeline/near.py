@@ -71,7 +71,7 @@ def find_near(
         method=np.full(count, METHODS.index(config.method), dtype=np.int8),
         relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
         hamming=hamming, estimate=estimate, resemblance=resemblance,
-        containment_ab=c_ab, containment_ba=c_ba,
+        containment_ab=c_ab, containment_ba=c_ba, shared=np.full(count, -1, dtype=np.int64),
     )
     kept = pairs.select(resemblance >= config.resemblance_floor)
     return NearStage(kept, int(count), int(count - len(kept)), parameters)

@@ -11,7 +11,8 @@ from neardup.cluster.relations import RELATIONS
 
 __all__ = ["METHODS", "Pairs"]
 
-METHODS = ("exact", "revisit", "simhash", "minhash")
+METHODS = ("exact", "revisit", "simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
+           "shingle-paragraphs")
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -22,8 +23,9 @@ I8 = npt.NDArray[np.int8]
 class Pairs:
     """Pairs (a, b) of document indices, a < b unless b is a revisit of a; scores per pair.
 
-    ``hamming`` is the simhash distance (-1 when not computed), ``estimate`` the min-hash estimate
-    of resemblance (NaN when not computed); ``method`` and ``relation`` index METHODS and RELATIONS.
+    ``hamming`` is the simhash distance (-1 when not computed), ``estimate`` a sketch's estimate
+    of resemblance (NaN when not computed), ``shared`` the number of chunks the two documents share
+    (-1 when not computed); ``method`` and ``relation`` index METHODS and RELATIONS.
     """
 
     a: I64
@@ -35,6 +37,7 @@ class Pairs:
     resemblance: F64
     containment_ab: F64
     containment_ba: F64
+    shared: I64
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -50,6 +53,7 @@ class Pairs:
             relation=np.full(count, RELATIONS.index(relation), dtype=np.int8),
             hamming=np.full(count, -1, dtype=np.int64), estimate=np.full(count, np.nan),
             resemblance=ones, containment_ab=ones.copy(), containment_ba=ones.copy(),
+            shared=np.full(count, -1, dtype=np.int64),
         )
 
     @staticmethod
