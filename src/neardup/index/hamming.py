@@ -17,11 +17,30 @@ import numpy.typing as npt
 
 from neardup.errors import ConfigError
 
-__all__ = ["HammingDesign", "brute_force_pairs", "design_for", "hamming_pairs"]
+__all__ = ["HammingDesign", "TablePlan", "brute_force_pairs", "design_for", "hamming_pairs",
+           "permute_table"]
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 BITS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class TablePlan:
+    """One permuted table: the bit segments of a fingerprint in the order the table places them,
+    each as (start, width) with bit 0 the most significant, and how many leading bits of the
+    permuted fingerprint key the table (Manku's ``p_i``)."""
+
+    segments: tuple[tuple[int, int], ...]
+    prefix_bits: int
+
+    def __post_init__(self) -> None:
+        covered = sorted(bit for start, width in self.segments
+                         for bit in range(start, start + width))
+        if covered != list(range(BITS)):
+            raise ConfigError(f"segments={self.segments!r}: must cover bits 0..63 once each")
+        if not 1 <= self.prefix_bits <= BITS:
+            raise ConfigError(f"prefix_bits={self.prefix_bits!r}: must be in 1..64")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +68,16 @@ class HammingDesign:
     def prefix_bits(self, leading: tuple[int, ...]) -> int:
         return sum(self.blocks[i] for i in leading)
 
+    def plans(self) -> list[TablePlan]:
+        """The tables as :class:`TablePlan`: leading blocks first, the others after, in order."""
+        starts = np.cumsum((0, *self.blocks)).tolist()
+        plans = []
+        for leading in self.tables():
+            order = list(leading) + [i for i in range(len(self.blocks)) if i not in leading]
+            segments = tuple((starts[i], self.blocks[i]) for i in order)
+            plans.append(TablePlan(segments, self.prefix_bits(leading)))
+        return plans
+
 
 def _even_blocks(count: int) -> tuple[int, ...]:
     base, extra = divmod(BITS, count)
@@ -66,19 +95,21 @@ def design_for(k: int, fingerprints: int) -> HammingDesign:
     return HammingDesign(_even_blocks(k + 2), 2)
 
 
-def permute(fingerprints: U64, design: HammingDesign, leading: tuple[int, ...]) -> U64:
-    """Fingerprints with the ``leading`` blocks moved to the top, the others after, in order."""
-    order = list(leading) + [i for i in range(len(design.blocks)) if i not in leading]
-    starts = np.cumsum((0, *design.blocks))
+def permute_table(fingerprints: U64, plan: TablePlan) -> U64:
+    """Fingerprints with their bit segments rearranged in the order of ``plan``."""
     out = np.zeros_like(fingerprints)
     position = BITS
-    for index in order:
-        width = design.blocks[index]
-        shift = BITS - int(starts[index]) - width
-        block = (fingerprints >> np.uint64(shift)) & np.uint64((1 << width) - 1)
+    for start, width in plan.segments:
+        block = (fingerprints >> np.uint64(BITS - start - width)) & np.uint64((1 << width) - 1)
         position -= width
         out |= block << np.uint64(position)
     return out
+
+
+def permute(fingerprints: U64, design: HammingDesign, leading: tuple[int, ...]) -> U64:
+    """Fingerprints with the ``leading`` blocks of ``design`` moved to the top."""
+    plan = design.plans()[design.tables().index(leading)]
+    return permute_table(fingerprints, plan)
 
 
 def _sorted_equal_pairs(keys: U64) -> tuple[I64, I64]:
@@ -120,25 +151,31 @@ def unique_pairs(packed: list[I64]) -> tuple[I64, I64]:
     return codes >> 32, codes & 0xFFFFFFFF
 
 
-def _table_pairs(fingerprints: U64, k: int, design: HammingDesign,
-                 leading: tuple[int, ...]) -> I64:
-    permuted = permute(fingerprints, design, leading)
-    a, b = equal_key_pairs(permuted >> np.uint64(BITS - design.prefix_bits(leading)))
+def _table_pairs(fingerprints: U64, k: int, plan: TablePlan) -> I64:
+    permuted = permute_table(fingerprints, plan)
+    a, b = equal_key_pairs(permuted >> np.uint64(BITS - plan.prefix_bits))
     close = np.bitwise_count(fingerprints[a] ^ fingerprints[b]) <= k
     return pack_pairs(a[close], b[close])
 
 
 def hamming_pairs(
-    fingerprints: npt.ArrayLike, k: int, design: HammingDesign | None = None
+    fingerprints: npt.ArrayLike, k: int,
+    design: HammingDesign | list[TablePlan] | None = None,
 ) -> tuple[I64, I64]:
-    """Every pair (i < j) of positions whose fingerprints differ in at most ``k`` bits."""
+    """Every pair (i < j) of positions whose fingerprints differ in at most ``k`` bits.
+
+    ``design`` is a block design, or table plans that find every pair within ``k`` (a planner's
+    design); by default :func:`design_for` picks one.
+    """
     values = np.ascontiguousarray(np.asarray(fingerprints, dtype=np.uint64))
     if values.size >= 2**31:
         raise ConfigError(f"{values.size} fingerprints: at most 2**31 per join")
     design = design or design_for(k, values.size)
-    if k > design.max_k:
-        raise ConfigError(f"k={k}: design {design} finds pairs only up to {design.max_k}")
-    return unique_pairs([_table_pairs(values, k, design, leading) for leading in design.tables()])
+    if isinstance(design, HammingDesign):
+        if k > design.max_k:
+            raise ConfigError(f"k={k}: design {design} finds pairs only up to {design.max_k}")
+        design = design.plans()
+    return unique_pairs([_table_pairs(values, k, plan) for plan in design])
 
 
 def brute_force_pairs(fingerprints: npt.ArrayLike, k: int) -> tuple[I64, I64]:
