@@ -14,8 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from neardup.errors import ConfigError
+from neardup.index.bitperm import (
+    PlanArrays,
+    plan_arrays,
+    popcount,
+    prefix_masks,
+)
 
 __all__ = ["HammingDesign", "TablePlan", "brute_force_pairs", "design_for", "hamming_pairs",
            "permute_table"]
@@ -151,21 +158,114 @@ def unique_pairs(packed: list[I64]) -> tuple[I64, I64]:
     return codes >> 32, codes & 0xFFFFFFFF
 
 
-def _table_pairs(fingerprints: U64, k: int, plan: TablePlan) -> I64:
-    permuted = permute_table(fingerprints, plan)
-    a, b = equal_key_pairs(permuted >> np.uint64(BITS - plan.prefix_bits))
-    close = np.bitwise_count(fingerprints[a] ^ fingerprints[b]) <= k
-    return pack_pairs(a[close], b[close])
+def _prefix_parts(arrays: PlanArrays, table: int, prefix_bits: int) -> tuple[U64, U64, U64]:
+    """(source shift, mask, destination shift) of each segment that lands in the prefix."""
+    starts, widths, _, _ = arrays
+    parts: list[tuple[int, int, int]] = []
+    position = prefix_bits
+    for start, width in zip(starts[table].tolist(), widths[table].tolist(), strict=True):
+        if position <= 0:
+            break
+        take = min(width, position)
+        position -= take
+        parts.append((BITS - start - take, (1 << take) - 1, position))
+    columns = zip(*parts, strict=True)
+    source, mask, destination = (np.array(column, dtype=np.uint64) for column in columns)
+    return source, mask, destination
+
+
+@njit(cache=True)
+def _keys_of_four(values: U64, parts: U64, position_bits: int) -> U64:  # pragma: no cover
+    """Keys from up to four (source shift, mask, destination shift) parts, in one fused loop."""
+    s0, s1, s2, s3 = parts[0], parts[3], parts[6], parts[9]
+    m0, m1, m2, m3 = parts[1], parts[4], parts[7], parts[10]
+    d0, d1, d2, d3 = parts[2], parts[5], parts[8], parts[11]
+    keys = np.empty_like(values)
+    for i in range(values.size):
+        v = values[i]
+        key = ((v >> s0) & m0) << d0 | ((v >> s1) & m1) << d1
+        key |= ((v >> s2) & m2) << d2 | ((v >> s3) & m3) << d3
+        keys[i] = (key << np.uint64(position_bits)) | np.uint64(i)
+    return keys
+
+
+def _position_keys(values: U64, source: U64, mask: U64, destination: U64,
+                   position_bits: int) -> U64:
+    """Per value, its table prefix (and following bits) in the high bits, its position in the
+    low bits. The first four bit segments are combined in one loop the compiler vectorizes; the
+    bits of any further segment stay zero, which groups by a shorter prefix: still every pair,
+    more candidates."""
+    parts = np.zeros((4, 3), dtype=np.uint64)
+    used = min(4, source.size)
+    parts[:used] = np.stack([source, mask, destination], axis=1)[:used]
+    return _keys_of_four(values, parts.ravel(), position_bits)
+
+
+@njit(cache=True)
+def _scan_runs(keys: U64, values: U64, position_bits: int, extra_bits: int, k: int,
+               earlier: U64, out: I64) -> int:  # pragma: no cover - compiled
+    """Pairs of positions within distance k among runs of keys with equal prefix: counted, and
+    written packed (low position in the high half) when ``out`` is large enough. The
+    ``extra_bits`` below the prefix reject most pairs before the values are read. A pair whose
+    bits also agree on an earlier table's prefix (``earlier`` masks) is left to that table, so
+    each pair comes out once."""
+    shift = np.uint64(position_bits + extra_bits)
+    low = np.uint64(position_bits)
+    extra = (np.uint64(1) << np.uint64(extra_bits)) - np.uint64(1)
+    position = (np.uint64(1) << low) - np.uint64(1)
+    found, n, i = 0, keys.size, 0
+    while i < n:
+        key = keys[i] >> shift
+        j = i + 1
+        while j < n and (keys[j] >> shift) == key:
+            j += 1
+        for a in range(i, j):
+            for b in range(a + 1, j):
+                if popcount(((keys[a] ^ keys[b]) >> low) & extra) > k:
+                    continue
+                x, y = np.int64(keys[a] & position), np.int64(keys[b] & position)
+                diff = values[x] ^ values[y]
+                if popcount(diff) > k:
+                    continue
+                first = True
+                for m in earlier:
+                    first = first and (diff & m) != 0
+                if first:
+                    if found < out.size:
+                        out[found] = (min(x, y) << 32) | max(x, y)
+                    found += 1
+        i = j
+    return found
+
+
+def _table_pairs(values: U64, k: int, arrays: PlanArrays, masks: U64, table: int) -> I64:
+    """Packed pairs found by one table (and by no earlier table). Each fingerprint becomes one
+    64-bit key: its table prefix, then as many following permuted bits as fit, then its
+    position; one sort of the keys brings the candidates together."""
+    position_bits = max(1, int(values.size - 1).bit_length())
+    prefix_bits = min(int(arrays[3][table]), BITS - position_bits)
+    extra_bits = BITS - position_bits - prefix_bits
+    keys = _position_keys(values, *_prefix_parts(arrays, table, prefix_bits + extra_bits),
+                          position_bits)
+    keys.sort()
+    out = np.empty(values.size // 8 + 1024, dtype=np.int64)
+    count = _scan_runs(keys, values, position_bits, extra_bits, k, masks[:table], out)
+    if count > out.size:
+        out = np.empty(count, dtype=np.int64)
+        _scan_runs(keys, values, position_bits, extra_bits, k, masks[:table], out)
+    return out[:count]
 
 
 def hamming_pairs(
     fingerprints: npt.ArrayLike, k: int,
     design: HammingDesign | list[TablePlan] | None = None,
 ) -> tuple[I64, I64]:
-    """Every pair (i < j) of positions whose fingerprints differ in at most ``k`` bits.
+    """Every pair (i < j) of positions whose fingerprints differ in at most ``k`` bits, sorted.
 
     ``design`` is a block design, or table plans that find every pair within ``k`` (a planner's
-    design); by default :func:`design_for` picks one.
+    design); by default :func:`design_for` picks one. Each table sorts one 64-bit key per
+    fingerprint (its table prefix above its position) and scans the runs of equal prefix; a pair
+    is reported by the first table in which it shares the prefix, so no pair comes out twice.
     """
     values = np.ascontiguousarray(np.asarray(fingerprints, dtype=np.uint64))
     if values.size >= 2**31:
@@ -175,7 +275,11 @@ def hamming_pairs(
         if k > design.max_k:
             raise ConfigError(f"k={k}: design {design} finds pairs only up to {design.max_k}")
         design = design.plans()
-    return unique_pairs([_table_pairs(values, k, plan) for plan in design])
+    arrays = plan_arrays(design)
+    masks = prefix_masks(arrays)
+    packed = [_table_pairs(values, k, arrays, masks, t) for t in range(len(design))]
+    codes = np.sort(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    return codes >> 32, codes & 0xFFFFFFFF
 
 
 def brute_force_pairs(fingerprints: npt.ArrayLike, k: int) -> tuple[I64, I64]:
