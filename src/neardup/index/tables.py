@@ -1,0 +1,253 @@
+"""Permuted sorted tables over a fixed set of fingerprints (Manku et al., section 3.1 and 3.3).
+
+:class:`PermutedTables` holds, for one immutable set of 64-bit fingerprints (a store segment),
+the fingerprints sorted with their ids, and one sorted table of permuted fingerprints per table
+plan. Every array is plain numpy, so a segment can be memory-mapped from disk.
+
+- ``query(q, k)``, online: per table, find the permuted fingerprints sharing the table's prefix
+  with the permuted query (interpolation search, then binary search), keep those within ``k``
+  bits (permutations preserve Hamming distance), un-permute the matches and look up their ids.
+- ``query_batch(qs, k)``, batch: build the tables over the queries and scan the stored
+  fingerprints chunk by chunk, probing the query tables (the paper's MapReduce mapper).
+
+A match is reported by the first table whose prefix it shares, so no match comes out twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from neardup.errors import ConfigError
+from neardup.index.bitperm import (
+    PlanArrays,
+    permute_one,
+    permute_values,
+    plan_arrays,
+    popcount,
+    prefix_masks,
+    unpermute_one,
+)
+from neardup.index.hamming import TablePlan
+
+__all__ = ["Matches", "PermutedTables", "brute_force_matches"]
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+BATCH_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """Matches of queries against stored fingerprints: query position, stored id, distance."""
+
+    query: I64
+    id: I64
+    distance: I64
+
+    def __len__(self) -> int:
+        return int(self.id.size)
+
+    @staticmethod
+    def empty() -> Matches:
+        none = np.empty(0, dtype=np.int64)
+        return Matches(none, none.copy(), none.copy())
+
+    @staticmethod
+    def concat(parts: list[Matches]) -> Matches:
+        if not parts:
+            return Matches.empty()
+        return Matches(*(np.concatenate([getattr(p, f) for p in parts])
+                         for f in ("query", "id", "distance")))
+
+    def sorted(self) -> Matches:
+        """By query, then distance, then id."""
+        order = np.lexsort((self.id, self.distance, self.query))
+        return Matches(self.query[order], self.id[order], self.distance[order])
+
+
+@njit(cache=True, inline="always")
+def _lower_bound(row: U64, value: np.uint64) -> int:  # pragma: no cover - compiled
+    """First index with row[index] >= value: interpolation steps, then binary search."""
+    low, high = 0, row.size
+    for _ in range(4):
+        if high - low < 64 or row[low] >= value:
+            break
+        first, last = float(row[low]), float(row[high - 1])
+        if value > row[high - 1]:
+            return high
+        guess = low + int((float(value) - first) / max(last - first, 1.0) * (high - low - 1))
+        guess = min(max(guess, low), high - 1)
+        if row[guess] < value:
+            low = guess + 1
+        else:
+            high = guess + 1
+    while low < high:
+        middle = (low + high) // 2
+        if row[middle] < value:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@njit(cache=True)
+def _probe(tables: U64, starts: I64, widths: I64, segments: I64, prefix: I64, masks: U64,
+           query: np.uint64, k: int, out: U64) -> int:  # pragma: no cover - compiled
+    """Stored fingerprints within k of ``query``, each once; returns how many (``out`` filled
+    up to its size)."""
+    found = 0
+    for t in range(tables.shape[0]):
+        permuted = permute_one(query, starts[t], widths[t], segments[t])
+        shift = np.uint64(64 - prefix[t])
+        low = (permuted >> shift) << shift
+        high = low | ((np.uint64(1) << shift) - np.uint64(1))
+        row = tables[t]
+        i = _lower_bound(row, low)
+        while i < row.size and row[i] <= high:
+            repeat = i > 0 and row[i] == row[i - 1]
+            if not repeat and popcount(row[i] ^ permuted) <= k:
+                value = unpermute_one(row[i], starts[t], widths[t], segments[t])
+                first = True
+                for earlier in range(t):
+                    first = first and ((value ^ query) & masks[earlier]) != 0
+                if first:
+                    if found < out.size:
+                        out[found] = value
+                    found += 1
+            i += 1
+    return found
+
+
+@njit(cache=True)
+def _scan_against_queries(stored: U64, permuted_queries: U64, query_order: I64, queries: U64,
+                          starts: I64, widths: I64, count: int, prefix: int, masks: U64,
+                          k: int, out_query: I64, out_stored: I64) -> int:  # pragma: no cover
+    """One table of the batch mode: probe the sorted permuted queries with each stored value."""
+    found = 0
+    shift = np.uint64(64 - prefix)
+    for s in range(stored.size):
+        permuted = permute_one(stored[s], starts, widths, count)
+        low = (permuted >> shift) << shift
+        i = _lower_bound(permuted_queries, low)
+        while i < permuted_queries.size and (permuted_queries[i] >> shift) == (permuted >> shift):
+            q = query_order[i]
+            diff = queries[q] ^ stored[s]
+            if popcount(diff) <= k:
+                first = True
+                for m in masks:
+                    first = first and (diff & m) != 0
+                if first:
+                    if found < out_query.size:
+                        out_query[found], out_stored[found] = q, s
+                    found += 1
+            i += 1
+    return found
+
+
+class PermutedTables:
+    """Sorted permuted tables over one immutable set of fingerprints (see the module docstring).
+
+    ``fingerprints`` (sorted) and ``ids`` are parallel; ``tables[t]`` is the sorted permuted
+    fingerprints of plan ``t``.
+    """
+
+    def __init__(self, plans: list[TablePlan], fingerprints: U64, ids: I64, tables: U64) -> None:
+        if tables.shape != (len(plans), fingerprints.size) or ids.shape != fingerprints.shape:
+            raise ConfigError(f"tables {tables.shape}, ids {ids.shape} do not fit "
+                              f"{len(plans)} plans over {fingerprints.size} fingerprints")
+        self.plans = plans
+        self.fingerprints = fingerprints
+        self.ids = ids
+        self.tables = tables
+        self._arrays: PlanArrays = plan_arrays(plans)
+        self._masks = prefix_masks(self._arrays)
+
+    @classmethod
+    def build(cls, plans: list[TablePlan], fingerprints: npt.ArrayLike,
+              ids: npt.ArrayLike | None = None) -> PermutedTables:
+        values = np.ascontiguousarray(np.asarray(fingerprints, dtype=np.uint64))
+        labels = (np.arange(values.size, dtype=np.int64) if ids is None
+                  else np.asarray(ids, dtype=np.int64))
+        order = np.argsort(values, kind="stable")
+        values, labels = values[order], labels[order]
+        arrays = plan_arrays(plans)
+        tables = np.empty((len(plans), values.size), dtype=np.uint64)
+        for t in range(len(plans)):
+            tables[t] = np.sort(permute_values(values, arrays, t))
+        return cls(plans, values, labels, tables)
+
+    def __len__(self) -> int:
+        return int(self.fingerprints.size)
+
+    def matching_values(self, query: int, k: int) -> U64:
+        """The distinct stored fingerprints within ``k`` bits of ``query``."""
+        starts, widths, segments, prefix = self._arrays
+        out = np.empty(64, dtype=np.uint64)
+        q = np.uint64(query)
+        found = _probe(self.tables, starts, widths, segments, prefix, self._masks, q, k, out)
+        if found > out.size:
+            out = np.empty(found, dtype=np.uint64)
+            _probe(self.tables, starts, widths, segments, prefix, self._masks, q, k, out)
+        return out[:found]
+
+    def query(self, query: int, k: int) -> Matches:
+        """Ids of stored fingerprints within ``k`` bits of ``query``, with their distances."""
+        values = self.matching_values(query, k)
+        return self._expand(np.zeros(values.size, dtype=np.int64), values, np.uint64(query))
+
+    def _expand(self, query: I64, values: U64, q: np.uint64 | U64) -> Matches:
+        """Matched fingerprint values -> every id stored with that value."""
+        low = np.searchsorted(self.fingerprints, values, side="left")
+        high = np.searchsorted(self.fingerprints, values, side="right")
+        counts = high - low
+        rows = np.repeat(np.arange(values.size), counts)
+        positions = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts) \
+            + np.repeat(low, counts)
+        queries = q if isinstance(q, np.uint64) else q[rows]
+        distance = np.bitwise_count(self.fingerprints[positions] ^ queries).astype(np.int64)
+        return Matches(query[rows], self.ids[positions], distance)
+
+    def query_batch(self, queries: npt.ArrayLike, k: int) -> Matches:
+        """Every (query position, stored id) within ``k`` bits: tables over the queries, the
+        stored fingerprints scanned chunk by chunk."""
+        values = np.ascontiguousarray(np.asarray(queries, dtype=np.uint64))
+        starts, widths, segments, prefix = self._arrays
+        query_arrays = [(permute_values(values, self._arrays, t)) for t in range(len(self.plans))]
+        parts: list[Matches] = []
+        for t, permuted in enumerate(query_arrays):
+            order = np.argsort(permuted, kind="stable").astype(np.int64)
+            ordered = permuted[order]
+            for begin in range(0, len(self), BATCH_CHUNK):
+                chunk = np.ascontiguousarray(self.fingerprints[begin:begin + BATCH_CHUNK])
+                q, s = _scan_table(chunk, ordered, order, values, starts[t], widths[t],
+                                   int(segments[t]), int(prefix[t]), self._masks[:t], k)
+                parts.append(Matches(q, self.ids[s + begin],
+                                     np.bitwise_count(values[q] ^ chunk[s]).astype(np.int64)))
+        return Matches.concat(parts)
+
+
+def _scan_table(chunk: U64, ordered: U64, order: I64, queries: U64, starts: I64, widths: I64,
+                count: int, prefix: int, masks: U64, k: int) -> tuple[I64, I64]:
+    size = 1024 + chunk.size // 8
+    while True:
+        out_query = np.empty(size, dtype=np.int64)
+        out_stored = np.empty(size, dtype=np.int64)
+        found = _scan_against_queries(chunk, ordered, order, queries, starts, widths, count,
+                                      prefix, masks, k, out_query, out_stored)
+        if found <= size:
+            return out_query[:found], out_stored[:found]
+        size = found
+
+
+def brute_force_matches(stored: npt.ArrayLike, ids: npt.ArrayLike, queries: npt.ArrayLike,
+                        k: int) -> Matches:
+    """The reference: every query against every stored fingerprint (for tests and small deltas)."""
+    s = np.asarray(stored, dtype=np.uint64)
+    q = np.asarray(queries, dtype=np.uint64)
+    distance = np.bitwise_count(q[:, None] ^ s[None, :]).astype(np.int64)
+    qi, si = np.nonzero(distance <= k)
+    return Matches(qi.astype(np.int64), np.asarray(ids, dtype=np.int64)[si], distance[qi, si])

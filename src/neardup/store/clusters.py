@@ -1,0 +1,70 @@
+"""Incremental clusters in a store: each batch's matches merge the clusters they touch.
+
+A cluster is named by its smallest document number. Adding documents that match stored ones (or
+each other) merges their clusters, so the clusters after any sequence of batches equal the
+connected components of every match found, whatever the batch boundaries or the order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["merge_clusters"]
+
+I64 = npt.NDArray[np.int64]
+SQL_VARIABLES = 900
+
+
+class _Roots:
+    """Union-find over integer labels; a set's root is its smallest label."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, label: int) -> int:
+        root = label
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while label != root:
+            label, self.parent[label] = self.parent.get(label, label), root
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _clusters_of(db: sqlite3.Connection, docs: list[int]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    unique = sorted(set(docs))
+    for start in range(0, len(unique), SQL_VARIABLES):
+        chunk = unique[start:start + SQL_VARIABLES]
+        marks = ",".join("?" * len(chunk))
+        found.update(db.execute(f"SELECT doc, cluster FROM documents WHERE doc IN ({marks})",
+                                chunk).fetchall())
+    return found
+
+
+def merge_clusters(db: sqlite3.Connection, docs: I64, matched: I64, stored: I64,
+                   pair_a: I64, pair_b: I64) -> I64:
+    """The cluster of each new document (``docs``, by batch position).
+
+    ``matched[i]`` (a batch position) matches stored document ``stored[i]``; batch positions
+    ``pair_a[i]`` and ``pair_b[i]`` match each other. Stored clusters that merge are renamed in
+    ``db`` (inside the caller's transaction).
+    """
+    roots = _Roots()
+    existing = _clusters_of(db, stored.tolist())
+    for position, doc in zip(matched.tolist(), stored.tolist(), strict=True):
+        roots.union(int(docs[position]), existing[doc])
+    for a, b in zip(pair_a.tolist(), pair_b.tolist(), strict=True):
+        roots.union(int(docs[a]), int(docs[b]))
+    for cluster in set(existing.values()):
+        root = roots.find(cluster)
+        if root != cluster:
+            db.execute("UPDATE documents SET cluster=? WHERE cluster=?", (root, cluster))
+    return np.array([roots.find(int(d)) for d in docs.tolist()], dtype=np.int64)

@@ -1,0 +1,161 @@
+"""Queries against a store: the stored near-copies of a document, a text or a stored URL.
+
+Each match carries its Hamming distance, its relation (identical bytes, lexically equal text, or
+near), and, when the store keeps sketches, Broder's estimates of resemblance and of containment
+both ways, with the shared shingles that explain them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.document import Document
+from neardup.fingerprints.sketch import Sketcher
+from neardup.fingerprints.sketch_match import explain_match
+from neardup.store.printer import SketchOf, sketch_of, store_fingerprinter
+from neardup.store.records import signed, unsigned
+
+if TYPE_CHECKING:
+    from neardup.store.collection import Store
+
+__all__ = ["StoreMatch", "query_document", "query_url"]
+
+U64 = npt.NDArray[np.uint64]
+COLUMNS = "doc, id, url, host, sweep, fetched, cluster, identical, lexical, simhash"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreMatch:
+    """A stored document that matches a query."""
+
+    doc: int
+    id: str
+    url: str | None
+    host: str | None
+    sweep: str | None
+    fetched: str | None
+    cluster: int
+    distance: int
+    relation: str
+    resemblance: float | None = None
+    containment: float | None = None
+    """How much of the query lies in the stored document (estimated)."""
+    containment_reverse: float | None = None
+    """How much of the stored document lies in the query (estimated)."""
+    shared_shingles: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def _rows(db: sqlite3.Connection, where: str, values: list[int]) -> list[tuple[object, ...]]:
+    rows: list[tuple[object, ...]] = []
+    for start in range(0, len(values), 900):
+        chunk = values[start:start + 900]
+        marks = ",".join("?" * len(chunk))
+        rows += db.execute(f"SELECT {COLUMNS} FROM documents WHERE {where} IN ({marks})",
+                           chunk).fetchall()
+    return rows
+
+
+def _sketches(db: sqlite3.Connection, docs: list[int]) -> dict[int, tuple[U64, int]]:
+    found: dict[int, tuple[U64, int]] = {}
+    for start in range(0, len(docs), 900):
+        chunk = docs[start:start + 900]
+        marks = ",".join("?" * len(chunk))
+        for doc, modulus, data in db.execute(
+                f"SELECT doc, modulus, data FROM sketches WHERE doc IN ({marks})", chunk):
+            found[doc] = (np.frombuffer(data, dtype="<u8").astype(np.uint64), modulus)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """What a query brings: its fingerprints, and its sketch and canonical text if any."""
+
+    simhash: int
+    identical: int
+    lexical: int
+    tokens: int
+    sketch: tuple[U64, int] | None = None
+    canonical: bytes = b""
+
+
+def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, tuple[U64, int]],
+           store: Store, explain: bool) -> StoreMatch:
+    doc, id_, url, host, sweep, fetched, cluster, identical, lexical, simhash = row
+    assert isinstance(doc, int) and isinstance(simhash, int) and isinstance(cluster, int)
+    relation = ("identical" if identical == signed(probe.identical) else
+                "lexical" if lexical == signed(probe.lexical) and probe.tokens else "near")
+    distance = int(unsigned(simhash) ^ probe.simhash).bit_count()
+    fields = (doc, str(id_), _text(url), _text(host), _text(sweep), _text(fetched), cluster,
+              distance, relation)
+    config = store.config.sketch
+    if config is None or probe.sketch is None or doc not in sketches:
+        return StoreMatch(*fields)
+    stored, modulus = sketches[doc]
+    moduli = (probe.sketch[1], modulus) if config.adaptive else None
+    scores = explain_match(probe.canonical, probe.sketch[0], stored, config, moduli)
+    return StoreMatch(*fields, resemblance=scores.resemblance,
+                      containment=scores.containment_query,
+                      containment_reverse=scores.containment_stored,
+                      shared_shingles=scores.shared if explain else ())
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+class _Capture:
+    """A features extractor that keeps the canonical text and the sketch of the last document."""
+
+    def __init__(self, store: Store) -> None:
+        config = store.config.sketch
+        self.sketch = SketchOf(Sketcher(config)) if config is not None else None
+        self.canonical = b""
+
+    def __call__(self, doc: Document, text: str, canonical: bytes) -> object:
+        self.canonical = canonical
+        return self.sketch(doc, text, canonical) if self.sketch is not None else None
+
+
+def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
+             leave_out: int | None = None) -> list[StoreMatch]:
+    rows = {int(str(r[0])): r for r in _rows(store.db, "doc", docs)}
+    for row in _rows(store.db, "identical", [signed(probe.identical)]):
+        rows.setdefault(int(str(row[0])), row)
+    rows.pop(leave_out, None)  # type: ignore[arg-type]
+    sketches = _sketches(store.db, list(rows)) if probe.sketch is not None else {}
+    matches = [_match(row, probe, sketches, store, explain) for row in rows.values()]
+    return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
+
+
+def query_document(store: Store, doc: Document, k: int | None = None,
+                   explain: bool = False) -> list[StoreMatch]:
+    """Stored documents within ``k`` bits of ``doc``'s simhash, or byte-identical to it,
+    nearest first."""
+    capture = _Capture(store)
+    prints = store_fingerprinter(store.config, features=capture)(doc)
+    probe = _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
+                   sketch_of(prints), capture.canonical)
+    docs = store.index.query(prints.simhash, k).id.tolist() if prints.tokens else []
+    return _matches(store, probe, docs, explain)
+
+
+def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
+    """The stored near-copies of the most recent document stored under ``url``, itself left out.
+    Returns its number and its matches; KeyError when no document has that URL."""
+    row = store.db.execute("SELECT doc, simhash, identical, lexical, tokens FROM documents "
+                           "WHERE url=? ORDER BY doc DESC LIMIT 1", (url,)).fetchone()
+    if row is None:
+        raise KeyError(url)
+    doc, simhash, identical, lexical, tokens = row
+    sketch = _sketches(store.db, [doc]).get(doc) if store.config.sketch is not None else None
+    probe = _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch)
+    docs = store.index.query(probe.simhash, k).id.tolist() if tokens else []
+    return doc, _matches(store, probe, docs, explain=False, leave_out=doc)

@@ -1,0 +1,59 @@
+"""Rows of the store's metadata and the report of an add."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.pipeline.fingerprint import DocumentPrints
+
+__all__ = ["AddReport", "document_row", "signed", "unsigned"]
+
+I64 = npt.NDArray[np.int64]
+
+
+def signed(value: int) -> int:
+    """A 64-bit unsigned hash as the signed integer SQLite stores."""
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def unsigned(value: int) -> int:
+    return value + (1 << 64) if value < 0 else value
+
+
+def document_row(doc: int, p: DocumentPrints, sweep: str | None,
+                 cluster: int) -> tuple[object, ...]:
+    return (doc, p.id, p.url, p.host, sweep, p.fetched, p.source, p.length, p.text_chars,
+            p.tokens, signed(p.identical), signed(p.lexical), signed(p.shingle),
+            signed(p.simhash), cluster)
+
+
+@dataclass(slots=True)
+class AddReport:
+    """What an add did: documents added, how many had a near-copy already stored or earlier in
+    the same add, and the documents added (first and last number)."""
+
+    added: int = 0
+    empty: int = 0
+    matched_stored: int = 0
+    matched_in_batch: int = 0
+    first_doc: int | None = None
+    last_doc: int | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def count(self, batch: list[DocumentPrints], matched: I64, a: I64, b: I64,
+              docs: I64) -> None:
+        self.added += len(batch)
+        self.empty += sum(p.tokens == 0 for p in batch)
+        self.matched_stored += int(np.unique(matched).size)
+        self.matched_in_batch += int(np.unique(b).size)
+        if docs.size:
+            self.first_doc = int(docs[0]) if self.first_doc is None else self.first_doc
+            self.last_doc = int(docs[-1])
+
+    def as_dict(self) -> dict[str, object]:
+        return {"added": self.added, "empty": self.empty, "matched_stored": self.matched_stored,
+                "matched_in_batch": self.matched_in_batch, "first_doc": self.first_doc,
+                "last_doc": self.last_doc}

@@ -1,0 +1,119 @@
+"""HammingIndex: online and batch queries equal a brute-force scan, for every design."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.errors import ConfigError
+from neardup.index.hamming import HammingDesign, TablePlan
+from neardup.index.segmented import HammingIndex
+from neardup.index.tables import Matches, PermutedTables, brute_force_matches
+
+fingerprint = st.integers(0, 2**64 - 1)
+DESIGNS = [HammingDesign((16, 16, 16, 16), 1), HammingDesign((13, 13, 13, 13, 12), 2),
+           HammingDesign((11, 11, 11, 11, 10, 10), 3), HammingDesign((32, 32), 1)]
+
+
+@st.composite
+def clustered(draw: st.DrawFn, max_distance: int = 4) -> list[int]:
+    """Random fingerprints and near-copies of them at every distance 0..max_distance."""
+    bases = draw(st.lists(fingerprint, min_size=1, max_size=20))
+    values = list(bases)
+    for base in bases:
+        for distance in range(max_distance + 1):
+            if draw(st.booleans()):
+                flips = draw(st.lists(st.integers(0, 63), min_size=distance,
+                                      max_size=distance, unique=True))
+                values.append(base ^ sum(1 << bit for bit in flips))
+    return values
+
+
+def _triples(matches: Matches) -> set[tuple[int, int, int]]:
+    return set(zip(matches.query.tolist(), matches.id.tolist(), matches.distance.tolist(),
+                   strict=True))
+
+
+@given(clustered(), clustered(), st.sampled_from(DESIGNS), st.integers(0, 3))
+@settings(max_examples=120, deadline=None)
+def test_online_and_batch_equal_brute_force(stored: list[int], queries: list[int],
+                                            design: HammingDesign, k: int) -> None:
+    k = min(k, design.max_k)
+    queries = queries + stored[:5]
+    index = HammingIndex(design, design.max_k)
+    half = len(stored) // 2
+    index.add(stored[:half], range(half))
+    index.freeze()
+    index.add(stored[half:], range(half, len(stored)))      # the rest stays in the delta
+    expected = brute_force_matches(stored, range(len(stored)), queries, k)
+    assert _triples(index.query_batch(queries, k)) == _triples(expected)
+    online = Matches.concat([
+        Matches(np.full(len(m), position, dtype=np.int64), m.id, m.distance)
+        for position, q in enumerate(queries) for m in [index.query(q, k)]])
+    assert _triples(online) == _triples(expected)
+
+
+@given(st.lists(fingerprint, min_size=1, max_size=60), st.integers(0, 2))
+@settings(max_examples=60, deadline=None)
+def test_a_fingerprint_always_finds_itself(values: list[int], k: int) -> None:
+    segment = PermutedTables.build(DESIGNS[0].plans(), values)
+    for position, value in enumerate(values):
+        found = segment.query(value, k)
+        assert position in found.id.tolist()
+        assert found.distance[found.id == position].tolist() == [0]
+
+
+def test_results_are_nearest_first_and_reported_once() -> None:
+    base = 0x0123_4567_89AB_CDEF
+    stored = [base ^ 0b111, base, base ^ 0b1, base ^ (1 << 40), base]
+    index = HammingIndex(DESIGNS[1], 3)
+    index.add(stored, [10, 11, 12, 13, 14])
+    index.freeze()
+    found = index.query(base)
+    assert found.id.tolist() == [11, 14, 12, 13, 10]
+    assert found.distance.tolist() == [0, 0, 1, 1, 3]
+
+
+def _runs(bits: list[int]) -> tuple[tuple[int, int], ...]:
+    """An ordered list of bit positions as segments of consecutive bits."""
+    segments: list[list[int]] = []
+    for bit in bits:
+        if segments and segments[-1][0] + segments[-1][1] == bit:
+            segments[-1][1] += 1
+        else:
+            segments.append([bit, 1])
+    return tuple((start, width) for start, width in segments)
+
+
+def test_a_two_level_design_finds_every_pair() -> None:
+    # Manku's 16 tables: 4 blocks of 16 choose 1, the other 48 bits in 4 blocks of 12 choose 1
+    plans = []
+    for lead in range(4):
+        lead_bits = list(range(16 * lead, 16 * lead + 16))
+        rest = [bit for bit in range(64) if bit not in lead_bits]
+        for second in range(4):
+            chosen = rest[12 * second:12 * second + 12]
+            order = lead_bits + chosen + [bit for bit in rest if bit not in chosen]
+            plans.append(TablePlan(_runs(order), 28))
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 2**63, 300, dtype=np.uint64)
+    near = base.copy()
+    for _ in range(3):
+        near ^= np.uint64(1) << rng.integers(0, 64, base.size).astype(np.uint64)
+    stored = np.concatenate([base, near])
+    index = HammingIndex(plans, 3)
+    index.add(stored, np.arange(stored.size))
+    index.freeze()
+    expected = brute_force_matches(stored, np.arange(stored.size), stored, 3)
+    assert len(expected) > stored.size
+    assert _triples(index.query_batch(stored, 3)) == _triples(expected)
+
+
+def test_k_beyond_the_design_is_refused() -> None:
+    with pytest.raises(ConfigError, match="k=4"):
+        HammingIndex(DESIGNS[0], 4)
+    index = HammingIndex(DESIGNS[0], 3)
+    with pytest.raises(ConfigError, match="k=5"):
+        index.query(0, 5)
