@@ -13,17 +13,24 @@ from neardup.errors import ConfigError
 
 __all__ = [
     "DEDUP_METHODS",
+    "DEFAULT_THRESHOLDS",
     "DedupConfig",
     "ExactConfig",
     "MinHashConfig",
     "ShingleConfig",
     "SimHashConfig",
+    "SketchConfig",
+    "StoreConfig",
     "TextConfig",
 ]
 
 HashName = Literal["xxh3", "md5"]
-DEDUP_METHODS = ("exact", "simhash", "minhash")
+DEDUP_METHODS = ("exact", "simhash", "minhash", "sketch", "supershingle")
 """The methods ``dedup`` runs after the exact levels (``exact`` runs none)."""
+DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5}
+"""``DedupConfig.threshold`` when it is left at 0: per method (Broder clustered at 50%
+resemblance); 0.8 for a method not listed."""
+DedupRelation = Literal["resemblance", "contained"]
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
 Weighting = Literal["tf", "binary"]
 
@@ -111,6 +118,84 @@ class MinHashConfig:
         return f"minhash:k{self.num_perm}:seed{self.seed}:{self.shingles.tag}"
 
 
+SketchKind = Literal["min", "mod"]
+
+
+@dataclass(frozen=True, slots=True)
+class SketchConfig:
+    """Broder's sketches of the w-shingle set under one random permutation of the shingle space.
+
+    ``kind="min"``: MIN_s, the ``size`` smallest permuted shingles (fixed size; resemblance only).
+    ``kind="mod"``: MOD_m, the permuted shingles divisible by m = ``size`` (grows with the
+    document; resemblance and containment). Broder's system: 10-word shingles, 40-bit shingle
+    fingerprints, 1 shingle in 25 kept. ``adaptive = N > 0`` (MOD only) gives each document its
+    own modulus ``size * 2**i``, the smallest that keeps its expected sample under 2N (Broder: 50
+    to 100 samples); a pair is then compared under the larger of its two moduli.
+    """
+
+    kind: SketchKind = "mod"
+    size: int = 25
+    shingles: ShingleConfig = field(default_factory=lambda: ShingleConfig(width=10))
+    bits: int = 40
+    seed: int = 1
+    adaptive: int = 0
+
+    def __post_init__(self) -> None:
+        _require(self.kind in ("min", "mod"), "kind", self.kind, "min or mod")
+        _require(1 <= self.size <= 2**20, "size", self.size, "must be in 1..2**20")
+        _require(self.bits in (40, 64), "bits", self.bits, "40 or 64")
+        _require(0 <= self.seed < 2**32, "seed", self.seed, "must be in 0..2**32-1")
+        _require(0 <= self.adaptive <= 2**16, "adaptive", self.adaptive, "must be in 0..65536")
+        _require(self.kind == "mod" or self.adaptive == 0, "adaptive", self.adaptive,
+                 "per-document moduli exist for MOD sketches only")
+
+    @property
+    def tag(self) -> str:
+        adaptive = f":a{self.adaptive}" if self.adaptive else ""
+        return (f"sketch:{self.kind}{self.size}{adaptive}:b{self.bits}:seed{self.seed}:"
+                f"{self.shingles.tag}")
+
+
+TableSpec = tuple[tuple[tuple[int, int], ...], int]
+"""One permuted table: its bit segments (start, width) in placement order, and its prefix bits."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """What a persistent store fingerprints and indexes; fixed when the store is created.
+
+    ``tables`` are the permuted Hamming tables (see :class:`neardup.index.hamming.TablePlan`);
+    empty means the smallest design for ``max_k``: k + 1 equal blocks, each leading one table.
+    ``sketch`` keeps Broder's sketch of every document, for resemblance and containment scores;
+    None keeps none. ``compress`` stores the tables compressed (Manku, section 3.2).
+    """
+
+    text: TextConfig = field(default_factory=TextConfig)
+    exact: ExactConfig = field(default_factory=ExactConfig)
+    simhash: SimHashConfig = field(default_factory=SimHashConfig)
+    max_k: int = 3
+    tables: tuple[TableSpec, ...] = ()
+    compress: bool = False
+    sketch: SketchConfig | None = field(default_factory=SketchConfig)
+
+    def __post_init__(self) -> None:
+        _require(0 <= self.max_k <= 16, "max_k", self.max_k, "must be in 0..16")
+        for segments, prefix_bits in self.tables:
+            covered = sorted(b for start, width in segments for b in range(start, start + width))
+            _require(covered == list(range(64)), "tables", segments,
+                     "each table's segments must cover bits 0..63 once")
+            _require(1 <= prefix_bits <= 64, "prefix_bits", prefix_bits, "must be in 1..64")
+
+    @property
+    def tags(self) -> dict[str, str]:
+        tags = {"text": self.text.tag, "exact": self.exact.tag, "simhash": self.simhash.tag,
+                "index": f"k{self.max_k}:t{len(self.tables) or self.max_k + 1}"
+                         f"{':compressed' if self.compress else ''}"}
+        if self.sketch is not None:
+            tags["sketch"] = self.sketch.tag
+        return tags
+
+
 @dataclass(frozen=True, slots=True)
 class DedupConfig:
     """Everything a batch `dedup` run depends on."""
@@ -122,20 +207,50 @@ class DedupConfig:
     simhash: SimHashConfig = field(default_factory=SimHashConfig)
     minhash: MinHashConfig = field(default_factory=MinHashConfig)
     max_hamming: int = 3
-    threshold: float = 0.8
+    threshold: float = 0.0
+    """Resemblance (or, with ``relation="contained"``, containment) threshold; 0 means the
+    method's default, ``DEFAULT_THRESHOLDS`` (min-hash 0.8, sketch 0.5), set at construction."""
     min_resemblance: float | None = None
     keep: KeepPolicy = "first"
+    links: bool = False
+    """Extract the out-links of HTML pages (the ``links`` table); not part of any tag: links
+    change no fingerprint."""
+    sketch: SketchConfig = field(default_factory=SketchConfig)
+    """Broder's sketches (methods ``sketch`` and ``supershingle``)."""
+    supershingle_size: int = 6
+    """Sketch values per super-shingle (method ``supershingle``)."""
+    drop_common: int = 1000
+    """Ignore sketch shingles shared by more than this many documents (Broder: 1000); 0: none."""
+    relation: DedupRelation = "resemblance"
+    """``contained`` (method ``sketch`` with MOD sketches): link each document to the document
+    that contains at least ``threshold`` of it, instead of pairing by resemblance."""
 
     def __post_init__(self) -> None:
         _require(self.method in DEDUP_METHODS, "method", self.method,
                  f"one of {', '.join(DEDUP_METHODS)}")
         _require(0 <= self.max_hamming <= 16, "max_hamming", self.max_hamming, "must be in 0..16")
+        if self.threshold == 0.0:
+            object.__setattr__(self, "threshold", DEFAULT_THRESHOLDS.get(self.method, 0.8))
         _require(0.0 < self.threshold <= 1.0, "threshold", self.threshold, "must be in (0, 1]")
+        self._check_broder()
         if self.min_resemblance is not None:
             _require(0.0 <= self.min_resemblance <= 1.0, "min_resemblance",
                      self.min_resemblance, "must be in [0, 1]")
         _require(self.keep in ("first", "longest", "earliest", "shortest-url"), "keep", self.keep,
                  "one of first, longest, earliest, shortest-url")
+
+    def _check_broder(self) -> None:
+        _require(1 <= self.supershingle_size <= 64, "supershingle_size", self.supershingle_size,
+                 "must be in 1..64")
+        _require(self.drop_common >= 0, "drop_common", self.drop_common, "must be >= 0")
+        _require(self.relation in ("resemblance", "contained"), "relation", self.relation,
+                 "resemblance or contained")
+        if self.relation == "contained":
+            _require(self.method == "sketch" and self.sketch.kind == "mod", "relation",
+                     self.relation, "needs method 'sketch' with MOD sketches (containment)")
+        if self.method == "supershingle":
+            _require(self.sketch.adaptive == 0, "sketch.adaptive", self.sketch.adaptive,
+                     "super-shingles need one modulus for every document")
 
     @property
     def resemblance_floor(self) -> float:
@@ -152,4 +267,8 @@ class DedupConfig:
             tags["simhash"] = self.simhash.tag
         elif self.method == "minhash":
             tags["minhash"] = self.minhash.tag
+        elif self.method in ("sketch", "supershingle"):
+            tags["sketch"] = self.sketch.tag
+            if self.method == "supershingle":
+                tags["supershingle"] = f"supershingle:n{self.supershingle_size}"
         return tags

@@ -5,7 +5,8 @@ The tree::
     NeardupError                 every error the library raises on purpose
     ├── ConfigError              a parameter out of range or inconsistent (names the value)
     ├── SourceError              an input file that cannot be read at all (names the file)
-    └── OutputError              an output location that cannot be written
+    ├── OutputError              an output location that cannot be written
+    └── CorruptDataError         stored data fails its checks (truncated, altered, inconsistent)
 
 A bad *record* inside a readable file is not an error: it is skipped and counted by reason
 (see :class:`neardup.sources.SourceStats`).
@@ -13,7 +14,7 @@ A bad *record* inside a readable file is not an error: it is skipped and counted
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "NeardupError", "OutputError", "SourceError"]
+__all__ = ["ConfigError", "CorruptDataError", "NeardupError", "OutputError", "SourceError"]
 
 
 class NeardupError(Exception):
@@ -35,3 +36,8 @@ class SourceError(NeardupError):
 
 class OutputError(NeardupError):
     """An output cannot be written; the message names the path and the cause."""
+
+
+class CorruptDataError(NeardupError):
+    """Stored data is truncated, altered or inconsistent; the message says what failed. Such data
+    is never half-read: the check fails before any value is returned."""

@@ -15,6 +15,7 @@ from neardup.config import (
     MinHashConfig,
     ShingleConfig,
     SimHashConfig,
+    SketchConfig,
     TextConfig,
 )
 from neardup.errors import SourceError
@@ -47,7 +48,8 @@ def run_dedup(
     summary: dict[str, Any] = {"inputs": list(inputs), "method": config.method, "media": media,
                                "sources": reader.stats.as_dict(), **result.stats}
     summary["seconds"]["total"] = round(time.perf_counter() - started, 4)
-    write_dedup_outputs(result, out, summary, fmt, with_simhash=config.method == "simhash")
+    write_dedup_outputs(result, out, summary, fmt, with_simhash=config.method == "simhash",
+                        with_links=config.links)
     return result, summary
 
 
@@ -60,7 +62,10 @@ def run_dedup(
 @click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-              default=0.8, show_default=True, help="minhash: resemblance threshold of LSH.")
+              default=None,
+              help="minhash: resemblance threshold of LSH; sketch: estimated resemblance (or "
+                   "containment, --relation contained) of a pair [default: 0.8 for minhash, "
+                   "0.5 for sketch].")
 @click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
               help="Drop verified pairs below this resemblance [default: the threshold for "
                    "minhash, none for simhash].")
@@ -70,9 +75,32 @@ def run_dedup(
               help="Words per simhash feature.")
 @click.option("--simhash-weights", type=click.Choice(["binary", "tf"]), default="binary",
               show_default=True, help="Weight of a simhash feature: once, or per occurrence.")
+@click.option("--sketch", "sketch_spec", default="mod:25", show_default=True,
+              callback=lambda _ctx, _param, value: _parse_sketch(value),
+              help="sketch, supershingle: min:S keeps the S smallest permuted shingles, mod:M "
+                   "those divisible by M (Broder: mod:25).")
+@click.option("--sketch-width", type=click.IntRange(1, 64), default=10, show_default=True,
+              help="sketch, supershingle: words per shingle.")
+@click.option("--sketch-bits", type=click.Choice(["40", "64"]), default="40", show_default=True,
+              help="sketch, supershingle: bits of a shingle fingerprint.")
+@click.option("--sketch-adaptive", type=click.IntRange(0, 65536), default=0, show_default=True,
+              help="sketch with mod:M: N > 0 gives each document the modulus M * 2**i that "
+                   "keeps about N to 2N samples (Broder: mod:1 with 50); 0: one modulus.")
+@click.option("--supershingle-size", type=click.IntRange(1, 64), default=6,
+              show_default=True, help="supershingle: sketch values per super-shingle.")
+@click.option("--drop-common", type=click.IntRange(0, None), default=1000, show_default=True,
+              help="sketch, supershingle: ignore shingles shared by more documents than this "
+                   "(0: keep all).")
+@click.option("--relation", type=click.Choice(["resemblance", "contained"]),
+              default="resemblance", show_default=True,
+              help="sketch: pair by estimated resemblance, or link each document to the one "
+                   "that contains at least --threshold of it.")
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default="first", show_default=True, help="Which member of a cluster survives.")
 @click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
+@click.option("--links", is_flag=True,
+              help="Extract the out-links of HTML pages into a links table (doc, url), for "
+                   "the link graph of neardup report.")
 @click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
               show_default=True,
               help="Which responses become documents: HTML and plain text; every textual type "
@@ -103,8 +131,29 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
     return DedupConfig(
         method=options["method"], text=TextConfig(main_content=options["main_content"]),
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
-        max_hamming=options["max_hamming"], threshold=options["threshold"],
-        min_resemblance=options["min_resemblance"], keep=options["keep"])
+        max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
+        min_resemblance=options["min_resemblance"], keep=options["keep"],
+        links=options.get("links", False), **_broder_options(options))
+
+
+def _parse_sketch(value: str) -> tuple[str, int]:
+    """``min:S`` or ``mod:M`` as (kind, size)."""
+    kind, _, size = value.partition(":")
+    if kind not in ("min", "mod") or not size.isdigit() or int(size) < 1:
+        raise click.BadParameter(f"{value!r}: use min:S or mod:M with a positive integer")
+    return kind, int(size)
+
+
+def _broder_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The DedupConfig fields of the sketch and supershingle methods."""
+    kind, size = options.get("sketch_spec") or ("mod", 25)
+    sketch = SketchConfig(kind="min" if kind == "min" else "mod", size=size,
+                          shingles=ShingleConfig(width=options.get("sketch_width", 10)),
+                          bits=int(options.get("sketch_bits", 40)),
+                          adaptive=options.get("sketch_adaptive", 0))
+    return {"sketch": sketch, "supershingle_size": options.get("supershingle_size", 6),
+            "drop_common": options.get("drop_common", 1000),
+            "relation": options.get("relation", "resemblance")}
 
 
 def render_summary(summary: dict[str, Any], out: Path) -> str:

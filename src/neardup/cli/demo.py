@@ -43,7 +43,7 @@ def demo_command(out: Path, method: str, pages: int, seed: int) -> None:
     (out / "truth.json").write_text(truth.to_json())
     click.echo(f"wrote {warc}: {truth.responses} pages on {len(truth.hosts)} hosts, "
                f"{truth.revisits} revisits; planted groups in {out / 'truth.json'}")
-    config = DedupConfig(method=method)
+    config = DedupConfig(method=method, links=True)
     result, summary = run_dedup((str(warc),), out / "dedup", config, workers=1)
     click.echo(render_summary(summary, out / "dedup"))
     click.echo(render_scorecard(score_against_truth(truth, result)))

@@ -8,6 +8,8 @@ import click
 
 from neardup.cli.dedup import dedup_command
 from neardup.cli.demo import demo_command
+from neardup.cli.evaluate import evaluate_command
+from neardup.cli.report import report_command
 from neardup.errors import NeardupError
 
 __all__ = ["cli", "main"]
@@ -30,6 +32,8 @@ def cli() -> None:
 
 cli.add_command(dedup_command)
 cli.add_command(demo_command)
+cli.add_command(evaluate_command)
+cli.add_command(report_command)
 
 
 def main() -> None:

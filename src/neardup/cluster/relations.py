@@ -1,7 +1,10 @@
 """Graded relations between two documents, strongest first, and set overlap scores.
 
 ``identical`` (same raw bytes) > ``lexical`` (same canonical text) > ``shingle-equivalent`` (same
-shingle set) > ``near`` (found by a near-duplicate method and verified on the shingle sets).
+shingle set) > ``near`` (found by a near-duplicate method and verified on the shingle sets) >
+``contained`` (one document lies mostly inside the other: Broder's containment, estimated from MOD
+sketches; the direction is in the pair's ``containment_ab`` / ``containment_ba``). New relations go
+at the end so that the codes of the others keep their meaning.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from numba import njit
 
 __all__ = ["RELATIONS", "overlap_counts", "overlap_scores"]
 
-RELATIONS = ("identical", "lexical", "shingle-equivalent", "near")
+RELATIONS = ("identical", "lexical", "shingle-equivalent", "near", "contained")
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]

@@ -6,6 +6,7 @@ revisit_of (the doc a revisit repeats, or null).
 ``pairs``: a, b, method, relation, hamming (simhash) or estimate (sketches), resemblance,
 containment_ab, containment_ba, shared (chunk methods).
 ``clusters``: doc, cluster (its smallest doc), kept, kept_doc, reason.
+``links`` (``dedup --links``): doc, url: one row per out-link of an HTML document.
 ``summary.json``: counts, skips by reason, time per stage and the config tags.
 """
 
@@ -69,6 +70,13 @@ def pairs_table(result: DedupResult) -> pa.Table:
     })
 
 
+def links_table(result: DedupResult) -> pa.Table:
+    """One row (doc, url) per out-link, in document order then link order."""
+    docs = [doc for doc, p in enumerate(result.documents) for _ in p.links]
+    urls = [url for p in result.documents for url in p.links]
+    return pa.table({"doc": pa.array(docs, pa.int64()), "url": pa.array(urls, pa.string())})
+
+
 def clusters_table(result: DedupResult) -> pa.Table:
     count = len(result.documents)
     return pa.table({
@@ -104,7 +112,7 @@ def write_table(table: pa.Table, directory: Path, name: str, fmt: str) -> Path:
 
 def write_dedup_outputs(
     result: DedupResult, directory: str | os.PathLike[str], summary: dict[str, object],
-    fmt: str = "parquet", with_simhash: bool = False,
+    fmt: str = "parquet", with_simhash: bool = False, with_links: bool = False,
 ) -> list[Path]:
     """Write documents, pairs, clusters and summary.json into ``directory`` (created if needed)."""
     if fmt not in OUTPUT_FORMATS:
@@ -115,6 +123,8 @@ def write_dedup_outputs(
         written = [write_table(documents_table(result, with_simhash), out, "documents", fmt),
                    write_table(pairs_table(result), out, "pairs", fmt),
                    write_table(clusters_table(result), out, "clusters", fmt)]
+        if with_links:
+            written.append(write_table(links_table(result), out, "links", fmt))
         summary_path = out / "summary.json"
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
     except OSError as error:

@@ -8,6 +8,7 @@ of shingle hashes used to verify candidate pairs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,7 @@ from neardup.fingerprints.exact import exact_prints
 from neardup.fingerprints.minhash import MinHash
 from neardup.fingerprints.simhash import SimHash
 from neardup.text.canonical import canonical_bytes
-from neardup.text.html import decode_payload, extract_text
+from neardup.text.html import decode_payload, extract_text, parse_page
 
 __all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
 
@@ -48,6 +49,7 @@ class DocumentPrints:
     shingles: U64
     revisit_of: str | None = None
     features: object = None
+    links: tuple[str, ...] = ()
     extract_seconds: float = 0.0
     fingerprint_seconds: float = 0.0
 
@@ -62,27 +64,41 @@ def document_text(doc: Document, main_content: bool) -> str:
     return decode_payload(doc.raw, doc.charset)
 
 
+def _text_and_links(doc: Document, config: DedupConfig) -> tuple[str, tuple[str, ...]]:
+    """The document's text and, when ``config.links`` asks for them, its HTML out-links (one
+    parse for both)."""
+    if not config.links or doc.kind != "html":
+        return document_text(doc, config.text.main_content), ()
+    page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
+                      main_content=config.text.main_content, want_links=True)
+    return page.text, page.links
+
+
 class Fingerprinter:
     """Computes :class:`DocumentPrints` for one configuration (build once per worker).
 
     Besides the shared fields, the near-duplicate method of the config may compute its own
-    per-document features (``DocumentPrints.features``), see :mod:`neardup.pipeline.methods`.
+    per-document features (``DocumentPrints.features``), see :mod:`neardup.pipeline.methods`;
+    ``features`` replaces them with any extractor of (document, text, canonical bytes).
     """
 
-    def __init__(self, config: DedupConfig) -> None:
+    def __init__(self, config: DedupConfig,
+                 features: Callable[[Document, str, bytes], object] | None = None) -> None:
         from neardup.pipeline.methods import near_method
 
         self.config = config
         self.simhash = SimHash(config.simhash)
         self.minhash = MinHash(config.minhash) if config.method == "minhash" else None
         method = near_method(config.method)
-        self.features = method.features(config) if method and method.features else None
+        if features is None and method is not None and method.features is not None:
+            features = method.features(config)
+        self.features = features
 
     def __call__(self, doc: Document) -> DocumentPrints:
         if doc.revisit_of is not None:
             return _revisit_prints(doc)
         started = time.perf_counter()
-        text = document_text(doc, self.config.text.main_content)
+        text, links = _text_and_links(doc, self.config)
         extracted = time.perf_counter()
         canonical = canonical_bytes(text)
         verify = self.config.verify_shingles
@@ -96,7 +112,7 @@ class Fingerprinter:
             fetched=doc.fetched, length=len(doc.raw), text_chars=len(text),
             tokens=canonical.count(b" ") + 1 if canonical else 0,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
-            simhash=simhash, signature=signature, shingles=shingles, features=features,
+            simhash=simhash, signature=signature, shingles=shingles, features=features, links=links,
             extract_seconds=extracted - started,
             fingerprint_seconds=time.perf_counter() - extracted,
         )

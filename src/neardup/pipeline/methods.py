@@ -19,6 +19,7 @@ from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.pipeline.near import NearStage, find_near
+from neardup.pipeline.sketch_method import find_sketch, find_supershingle, sketch_features
 
 __all__ = ["FeatureExtractor", "NearMethod", "near_method"]
 
@@ -52,6 +53,8 @@ def _fingerprint_method(config: DedupConfig, prints: list[DocumentPrints],
 _METHODS: tuple[NearMethod, ...] = (
     NearMethod("simhash", _fingerprint_method),
     NearMethod("minhash", _fingerprint_method),
+    NearMethod("sketch", find_sketch, sketch_features),
+    NearMethod("supershingle", find_supershingle, sketch_features),
 )
 _BY_NAME = {method.name: method for method in _METHODS}
 

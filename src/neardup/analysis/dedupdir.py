@@ -1,0 +1,156 @@
+"""Reading a ``dedup`` output directory back: its tables (Parquet or JSONL) and ``summary.json``.
+
+A run directory holds ``documents`` and ``clusters`` (the two the report needs), ``pairs`` (not
+read here), ``links`` (written by ``dedup --links``) and ``growth`` (written by the
+shingle-paragraph method with iterations), each as ``<name>.parquet`` or ``<name>.jsonl``, plus
+``summary.json``. The documents and clusters rows are put in ``doc`` order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
+
+from neardup.analysis.replication import dense_labels
+from neardup.errors import SourceError
+
+__all__ = ["DedupRun", "column_array", "column_list", "read_dedup_dir", "read_table", "run_labels"]
+
+I64 = npt.NDArray[np.int64]
+_REQUIRED = {"documents": ("doc", "url", "host", "length", "identical"),
+             "clusters": ("doc", "cluster", "kept")}
+#: Parameters of ``summary.json["near"]`` that name a run (in this order) when present.
+_LABEL_PARAMETERS = ("chunk", "k", "threshold", "min_shared", "level", "segments", "iterations")
+
+
+@dataclass(frozen=True, slots=True)
+class DedupRun:
+    """One ``dedup`` output directory, its tables in ``doc`` order."""
+
+    path: Path
+    summary: dict[str, Any]
+    documents: pa.Table
+    clusters: pa.Table
+    links: pa.Table | None = None
+    growth: pa.Table | None = None
+
+    @property
+    def method(self) -> str:
+        return str(self.summary.get("method", "unknown"))
+
+    @property
+    def count(self) -> int:
+        return int(self.documents.num_rows)
+
+    @property
+    def label(self) -> str:
+        """The method and its main parameters, e.g. ``simhash k=3``."""
+        near = self.summary.get("near")
+        parts = [self.method]
+        if isinstance(near, dict):
+            parts += [f"{key}={near[key]}" for key in _LABEL_PARAMETERS if key in near]
+        return " ".join(parts)
+
+    @property
+    def cluster(self) -> I64:
+        """Each document's cluster label."""
+        return column_array(self.clusters, "cluster").astype(np.int64)
+
+    @property
+    def identical(self) -> I64:
+        """Labels of the groups of identical documents (same raw bytes)."""
+        return dense_labels(column_list(self.documents, "identical"))
+
+    def describe(self, label: str, tables: str) -> str:
+        """The sentence saying which input (and which of its tables) a section used."""
+        return f"{self.path} ({label}, {self.count:,} documents): {tables}"
+
+
+def run_labels(runs: Sequence[DedupRun]) -> list[str]:
+    """One distinct label per run: the method label, with the directory name when two clash."""
+    labels = [run.label for run in runs]
+    return [f"{label} ({run.path.name})" if labels.count(label) > 1 else label
+            for label, run in zip(labels, runs, strict=True)]
+
+
+def column_array(table: pa.Table, name: str) -> npt.NDArray[Any]:
+    """A column as a numpy array (nulls become NaN or None by type)."""
+    return np.asarray(table.column(name).to_numpy(zero_copy_only=False))
+
+
+def column_list(table: pa.Table, name: str) -> list[Any]:
+    """A column as a Python list (nulls are None)."""
+    return list(table.column(name).to_pylist())
+
+
+def _read_jsonl(path: Path) -> pa.Table:
+    if path.stat().st_size == 0:
+        return pa.table({})
+    return pajson.read_json(path)
+
+
+def read_table(directory: Path, name: str) -> pa.Table | None:
+    """``<name>.parquet`` or ``<name>.jsonl`` of ``directory``; None when neither exists."""
+    for suffix in ("parquet", "jsonl"):
+        path = directory / f"{name}.{suffix}"
+        if not path.is_file():
+            continue
+        try:
+            return pq.read_table(path) if suffix == "parquet" else _read_jsonl(path)
+        except (pa.ArrowException, OSError) as error:
+            raise SourceError(str(path), f"cannot read the {name} table ({error})") from error
+    return None
+
+
+def _in_doc_order(table: pa.Table, directory: Path, name: str, count: int) -> pa.Table:
+    missing = [c for c in _REQUIRED[name] if c not in table.column_names]
+    if missing:
+        raise SourceError(str(directory / name), f"no column {', '.join(missing)}")
+    if table.num_rows != count:
+        raise SourceError(str(directory / name), f"{table.num_rows} rows for {count} documents")
+    order = pc.sort_indices(table, sort_keys=[("doc", "ascending")])
+    table = table.take(order)
+    if count and not np.array_equal(column_array(table, "doc"), np.arange(count)):
+        raise SourceError(str(directory / name), f"doc is not 0..{count - 1}")
+    return table
+
+
+def _summary(directory: Path) -> dict[str, Any]:
+    path = directory / "summary.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise SourceError(str(path), f"not readable JSON ({error})") from error
+    return data if isinstance(data, dict) else {}
+
+
+def read_dedup_dir(path: str | Path) -> DedupRun:
+    """Read a ``dedup --out`` directory; raises :class:`SourceError` naming what is missing."""
+    directory = Path(path)
+    if not directory.is_dir():
+        raise SourceError(str(directory), "no such directory (give a dedup --out directory)")
+    tables = {name: read_table(directory, name) for name in ("documents", "clusters")}
+    for name, table in tables.items():
+        if table is None:
+            raise SourceError(str(directory), f"no {name}.parquet or {name}.jsonl: "
+                                              "not a dedup output directory")
+    documents, clusters = tables["documents"], tables["clusters"]
+    assert documents is not None and clusters is not None
+    count = documents.num_rows
+    return DedupRun(
+        path=directory, summary=_summary(directory),
+        documents=_in_doc_order(documents, directory, "documents", count),
+        clusters=_in_doc_order(clusters, directory, "clusters", count),
+        links=read_table(directory, "links"), growth=read_table(directory, "growth"))

@@ -1,0 +1,45 @@
+"""``neardup report``: the replication report (HTML, optionally JSON) of one or more dedup runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["report_command"]
+
+
+@click.command("report")
+@click.option("--from", "sources", required=True, multiple=True,
+              type=click.Path(path_type=Path),
+              help="A dedup --out directory; repeat it to compare methods run over the same "
+                   "input (one bar group per run; sections 3, 5, 6 and 7 use the first run "
+                   "that has what they need).")
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The HTML file to write (self-contained: figures embedded).")
+@click.option("--json", "with_json", is_flag=True,
+              help="Also write the same numbers as JSON, next to the HTML (same name, .json).")
+@click.option("--seed", "seeds", multiple=True, metavar="URL",
+              help="Seed of the crawl simulator (repeatable) [default: the most linked-to page "
+                   "of each input file].")
+@click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
+              help="Rows of the ranked tables (collections, server pairs, spikes).")
+def report_command(sources: tuple[Path, ...], output: Path, with_json: bool,
+                   seeds: tuple[str, ...], top: int) -> None:
+    """Write the replication report of dedup output directories: replicas per document, cluster
+    sizes, replicated collections and mirrors, crawl savings, link graph, growth and the simhash
+    distribution, each section omitted with its reason when its input is missing."""
+    from neardup.analysis import build_report, read_dedup_dir
+    from neardup.analysis.render import write_report
+
+    runs = [read_dedup_dir(path) for path in sources]
+    report = build_report(runs, seeds=seeds, top=top)
+    json_path = output.with_suffix(".json") if with_json else None
+    if json_path == output:
+        raise click.UsageError(f"{output}: the HTML output needs another suffix than .json")
+    written = write_report(report, output, json_path)
+    for section in report.sections:
+        state = (f"omitted: {section.omitted}" if section.omitted is not None
+                 else f"{len(section.figures)} figure(s), {len(section.stats)} numbers")
+        click.echo(f"{section.title}: {state}")
+    click.echo(f"wrote {', '.join(str(p) for p in written)}")

@@ -1,0 +1,177 @@
+"""Chunkers: cut a document's text into the units S&GM98 fingerprints, and Pereira's shingle
+paragraphs.
+
+Every chunk is a run of the document's canonical tokens (:mod:`neardup.text.canonical`: case
+folded, punctuation and layout ignored), so two chunks are equal when their words are. One pass
+over the text (numba) gives each token its hash (the same as
+:func:`neardup.features.shingles.token_hashes`) and the line, sentence and paragraph it belongs to:
+
+- **lines**: the lines of the extracted text that hold at least one token (resiliparse puts every
+  block element on a line of its own; plain text keeps its line breaks); ``lines:n`` groups n
+  consecutive such lines, without overlap;
+- **sentences**: a sentence ends at ``.``, ``!`` or ``?`` followed by white space or the end, at
+  ``。``, ``！``, ``？``, and at every line break (in extracted HTML a line is a block, and a
+  sentence never spans blocks; for hard-wrapped plain text prefer paragraphs);
+- **paragraphs**: runs of lines separated by a line without tokens (a blank line, or a rule such as
+  ``-----``);
+- **words**: ``words:n`` groups n consecutive tokens, without overlap;
+- **document**: the whole document, one chunk;
+- **shingle-paragraphs**: Pereira's shingle paragraphs (:func:`shingle_paragraphs`), each a chunk.
+
+Chunks without tokens do not exist. The last group of ``lines:n`` or ``words:n`` may be shorter.
+
+**Shingle paragraphs** (Pereira, Baeza-Yates & Ziviani, Definition 1): consecutive groups of three
+sentences (:func:`neardup.text.segment.pereira_sentences`), without overlap: six sentences give
+two shingle paragraphs. The paper leaves the tail open; here a last group of one or two sentences
+is a shingle paragraph too (shorter), so no text is left out of the comparison. The paper keeps
+only documents longer than 450 characters "to guarantee that at least one complete shingle
+paragraph would represent the document".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
+from neardup.overlap.config import ChunkConfig
+from neardup.text.canonical import STANDALONE, WORD, _class_at, _code_point_classes
+from neardup.text.segment import pereira_sentences
+
+__all__ = ["TokenChunks", "chunk_hashes", "chunk_tokens", "scan_tokens", "shingle_paragraphs"]
+
+U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+TokenChunks = tuple[U64, I64]
+"""(token hashes in document order, chunk id of each token: non-decreasing, dense from 0)."""
+_NEWLINE = 10
+
+
+@njit(cache=True, inline="always")
+def _is_space(byte: int) -> bool:
+    return byte == 32 or 9 <= byte <= 13
+
+
+@njit(cache=True)
+def _ends_sentence(buf: U8, i: int, length: int) -> bool:  # pragma: no cover - compiled
+    lead = buf[i]
+    if length == 1:
+        if lead == 46 or lead == 33 or lead == 63:  # . ! ?
+            return i + 1 >= buf.size or _is_space(buf[i + 1])
+        return False
+    if length == 3 and lead == 0xE3:  # U+3002 ideographic full stop
+        return buf[i + 1] == 0x80 and buf[i + 2] == 0x82
+    if length == 3 and lead == 0xEF and buf[i + 1] == 0xBC:  # U+FF01, U+FF1F fullwidth ! ?
+        return buf[i + 2] == 0x81 or buf[i + 2] == 0x9F
+    return False
+
+
+@njit(cache=True)
+def _scan(buf: U8, classes: U8) -> tuple[U64, I64, I64, I64]:  # pragma: no cover - compiled
+    size = buf.size
+    hashes = np.empty(size + 1, dtype=np.uint64)
+    where = np.empty((3, size + 1), dtype=np.int64)  # line, sentence, paragraph of each token
+    ids = np.zeros(3, dtype=np.int64)
+    used = np.zeros(3, dtype=np.bool_)
+    count, blank, i = 0, False, 0
+    h, in_token = _FNV_OFFSET, False
+    while i < size:
+        cls, length = _class_at(buf, i, classes)
+        if cls == WORD and in_token:
+            for j in range(length):
+                h = (h ^ np.uint64(buf[i + j])) * _FNV_PRIME
+            i += length
+            continue
+        if in_token:
+            hashes[count] = _fmix64(h)
+            count += 1
+            in_token = False
+        if cls == WORD or cls == STANDALONE:
+            if blank and used[2]:
+                ids[2] += 1
+                used[2] = False
+            blank = False
+            h = _FNV_OFFSET
+            for j in range(length):
+                h = (h ^ np.uint64(buf[i + j])) * _FNV_PRIME
+            where[:, count] = ids
+            used[:] = True
+            in_token = cls == WORD
+            if not in_token:
+                hashes[count] = _fmix64(h)
+                count += 1
+        elif buf[i] == _NEWLINE:
+            if used[0]:
+                ids[0] += 1
+            else:
+                blank = True
+            if used[1]:
+                ids[1] += 1
+            used[0] = used[1] = False
+        elif _ends_sentence(buf, i, length) and used[1]:
+            ids[1] += 1
+            used[1] = False
+        i += length
+    if in_token:
+        hashes[count] = _fmix64(h)
+        count += 1
+    return hashes[:count], where[0, :count].copy(), where[1, :count].copy(), where[2, :count].copy()
+
+
+@njit(cache=True)
+def _chunk_hashes(tokens: U64, ids: I64, seed: np.uint64) -> U64:  # pragma: no cover - compiled
+    if tokens.size == 0:
+        return np.empty(0, dtype=np.uint64)
+    out = np.empty(ids[-1] + 1, dtype=np.uint64)
+    start = _fmix64(seed ^ _SEED_BASE)
+    h, current = start, ids[0]
+    for k in range(tokens.size):
+        if ids[k] != current:
+            out[current] = h
+            current = ids[k]
+            h = start
+        h = _fmix64(h ^ tokens[k])
+    out[current] = h
+    return out
+
+
+def scan_tokens(text: str) -> tuple[U64, I64, I64, I64]:
+    """Token hashes of ``text`` and, per token, its line, sentence and paragraph (dense ids)."""
+    raw = text.casefold().encode("utf-8", "surrogatepass")
+    return _scan(np.frombuffer(raw, dtype=np.uint8), _code_point_classes())
+
+
+def shingle_paragraphs(text: str, sentences: int = 3, cut: int = 150) -> list[str]:
+    """Pereira's shingle paragraphs: groups of ``sentences`` sentences without overlap, each the
+    sentences joined by one space; a last, shorter group is kept (see the module docstring)."""
+    found = pereira_sentences(text, cut)
+    return [" ".join(found[i:i + sentences]) for i in range(0, len(found), sentences)]
+
+
+def chunk_tokens(text: str, chunk: ChunkConfig) -> TokenChunks:
+    """The tokens of ``text`` and the chunk each belongs to, for the chunking ``chunk``."""
+    if chunk.kind == "shingle-paragraphs":
+        text = "\n".join(shingle_paragraphs(text))
+    tokens, line, sentence, paragraph = scan_tokens(text)
+    if chunk.kind == "lines":
+        ids = line // chunk.size
+    elif chunk.kind == "shingle-paragraphs":
+        ids = line
+    elif chunk.kind == "sentences":
+        ids = sentence
+    elif chunk.kind == "paragraphs":
+        ids = paragraph
+    elif chunk.kind == "words":
+        ids = np.arange(tokens.size, dtype=np.int64) // chunk.size
+    else:
+        ids = np.zeros(tokens.size, dtype=np.int64)
+    return tokens, ids
+
+
+def chunk_hashes(text: str, chunk: ChunkConfig) -> U64:
+    """A 64-bit hash per chunk, in document order: the hash of the shingle made of the chunk's
+    tokens (:func:`neardup.features.shingles.shingle_hashes` with the chunk's length as width)."""
+    tokens, ids = chunk_tokens(text, chunk)
+    return _chunk_hashes(tokens, ids, np.uint64(chunk.seed))
