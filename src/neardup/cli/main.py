@@ -10,6 +10,7 @@ from neardup.cli.dedup import dedup_command
 from neardup.cli.demo import demo_command
 from neardup.cli.evaluate import evaluate_command
 from neardup.cli.report import report_command
+from neardup.cli.store import compact_command, index_command, query_command
 from neardup.errors import NeardupError
 
 __all__ = ["cli", "main"]
@@ -34,6 +35,9 @@ cli.add_command(dedup_command)
 cli.add_command(demo_command)
 cli.add_command(evaluate_command)
 cli.add_command(report_command)
+cli.add_command(index_command)
+cli.add_command(query_command)
+cli.add_command(compact_command)
 
 
 def main() -> None:

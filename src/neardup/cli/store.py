@@ -1,0 +1,135 @@
+"""``neardup index``, ``query`` and ``compact``: a persistent store of fingerprints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from neardup.config import StoreConfig, TextConfig
+from neardup.document import Document
+from neardup.errors import SourceError
+from neardup.pipeline.executor import default_workers
+from neardup.sources import open_sources
+from neardup.store import Store, StoreMatch, open_store
+
+__all__ = ["compact_command", "index_command", "query_command"]
+
+STORE_OPTION = click.option("--store", "store_dir", required=True,
+                            type=click.Path(path_type=Path), help="The store directory.")
+
+
+def _store_config(k: int, no_sketch: bool, main_content: bool, compress: bool) -> StoreConfig:
+    text = TextConfig(main_content=main_content)
+    if no_sketch:
+        return StoreConfig(text=text, max_k=k, compress=compress, sketch=None)
+    return StoreConfig(text=text, max_k=k, compress=compress)
+
+
+@click.command("index")
+@click.argument("inputs", nargs=-1, required=True)
+@STORE_OPTION
+@click.option("--sweep", default=None, help="Label the documents with this crawl sweep.")
+@click.option("--k", "max_k", type=click.IntRange(0, 16), default=None,
+              help="New store: the largest Hamming distance it answers [default: 3].")
+@click.option("--compress", is_flag=True, default=None,
+              help="New store: compress the tables (Manku, section 3.2).")
+@click.option("--no-sketch", is_flag=True, default=None,
+              help="New store: keep no Broder sketches (no resemblance or containment scores).")
+@click.option("--main-content", is_flag=True, default=None,
+              help="New store: fingerprint the main content only.")
+@click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
+              show_default=True, help="Which responses become documents (as for dedup).")
+@click.option("--workers", type=click.IntRange(0, 256), default=0,
+              help="Worker processes [default: 0 = one per core].")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
+                  max_k: int | None, compress: bool | None, no_sketch: bool | None,
+                  main_content: bool | None, media: str, workers: int, as_json: bool) -> None:
+    """Add the documents of INPUTS to the store (created if absent; append only)."""
+    chosen = (max_k, compress, no_sketch, main_content)
+    config = None
+    if not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
+        config = _store_config(3 if max_k is None else max_k, bool(no_sketch),
+                               bool(main_content), bool(compress))
+    for path in inputs:
+        if path != "-" and not Path(path).exists() and "*" not in path:
+            raise SourceError(path, "no such file or directory")
+    reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
+    with open_store(store_dir, config) as store:
+        report = store.add(reader, sweep=sweep, workers=workers or default_workers())
+        store.flush()
+        summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
+                                   "documents_in_store": len(store),
+                                   "segments": len(store.segments),
+                                   "sources": reader.stats.as_dict()}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(f"added {report.added} documents to {store_dir} ({summary['documents_in_store']}"
+                   f" stored, {summary['segments']} segments); {report.matched_stored} had a "
+                   f"near-copy stored before, {report.matched_in_batch} one added with them")
+
+
+def _query_document(path: str | None, text: str | None) -> Document:
+    if text is not None:
+        return Document(id="query", raw=text.encode("utf-8"), kind="text")
+    assert path is not None
+    docs = list(open_sources([path], media="any"))
+    if not docs:
+        raise SourceError(path, "holds no document to query with")
+    return docs[0]
+
+
+@click.command("query")
+@click.argument("file", required=False)
+@STORE_OPTION
+@click.option("--text", default=None, help="Query with this text instead of a file.")
+@click.option("--url", default=None, help="Query with the document stored under this URL.")
+@click.option("--k", type=click.IntRange(0, 16), default=None,
+              help="Largest Hamming distance [default: the store's].")
+@click.option("--explain", is_flag=True, help="List the shared shingles behind each match.")
+@click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
+def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
+                  k: int | None, explain: bool, as_json: bool) -> None:
+    """The stored near-duplicates of FILE (its first document), of --text, or of --url."""
+    if sum(x is not None for x in (file, text, url)) != 1:
+        raise click.UsageError("give exactly one of FILE, --text or --url")
+    with open_store(store_dir, read_only=True) as store:
+        if url is not None:
+            try:
+                _, matches = store.query_url(url, k)
+            except KeyError:
+                raise SourceError(url, f"no document with this URL in {store_dir}") from None
+        else:
+            matches = store.query(_query_document(file, text), k, explain=explain)
+        _render(store, matches, as_json)
+
+
+def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([m.as_dict() for m in matches], indent=2))
+        return
+    if not matches:
+        click.echo("no near-duplicate stored")
+    for m in matches:
+        scores = "" if m.resemblance is None else (
+            f"  resemblance~{m.resemblance:.2f}" + (
+                "" if m.containment is None else
+                f" containment~{m.containment:.2f}/{m.containment_reverse:.2f}"))
+        click.echo(f"{m.distance:2d} bits  {m.relation:9s} doc {m.doc}  {m.url or m.id}"
+                   f"{scores}")
+        for shingle in m.shared_shingles[:10]:
+            click.echo(f"      shares: {shingle}")
+
+
+@click.command("compact")
+@STORE_OPTION
+def compact_command(store_dir: Path) -> None:
+    """Merge the store's segments into one."""
+    with open_store(store_dir) as store:
+        merged = store.compact()
+        click.echo(f"{store_dir}: {merged} segments merged into {len(store.segments)}; "
+                   f"{len(store)} documents")

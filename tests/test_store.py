@@ -1,0 +1,219 @@
+"""The persistent store: add, query, reopen, clusters, config checks, corruption, kill -9."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from neardup.cli.main import cli
+from neardup.config import StoreConfig
+from neardup.document import Document
+from neardup.errors import ConfigError, CorruptDataError, OutputError
+from neardup.index.tables import brute_force_matches
+from neardup.store import open_store
+
+VOCABULARY = [f"word{i}" for i in range(3000)]
+
+
+def _corpus(count: int, seed: int) -> list[Document]:
+    """Random 200-word texts; every third one is a copy of an earlier one with 0-3 words
+    changed."""
+    rng = random.Random(seed)
+    texts: list[list[str]] = []
+    for i in range(count):
+        if i % 3 == 2:
+            words = list(texts[rng.randrange(len(texts))])
+            for _ in range(rng.randrange(4)):
+                words[rng.randrange(len(words))] = rng.choice(VOCABULARY)
+        else:
+            words = [rng.choice(VOCABULARY) for _ in range(200)]
+        texts.append(words)
+    return [Document(id=f"d{seed}-{i}", raw=" ".join(t).encode(), kind="text",
+                     url=f"http://site{i % 7}.example/{seed}/{i}") for i, t in enumerate(texts)]
+
+
+def _simhashes(store_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    with open_store(store_dir, read_only=True) as store:
+        rows = store.db.execute("SELECT doc, simhash FROM documents ORDER BY doc").fetchall()
+    docs = np.array([r[0] for r in rows], dtype=np.int64)
+    return docs, np.array([r[1] for r in rows], dtype=np.int64).view(np.uint64)
+
+
+def test_queries_equal_brute_force_across_segments_and_delta(tmp_path: Path) -> None:
+    docs = _corpus(300, seed=1)
+    with open_store(tmp_path / "s", flush_every=70) as store:
+        store.add(docs[:250])
+        store.add(docs[250:])          # 50 stay in the delta (the insert log)
+        assert len(store.segments) >= 1 and store.index.delta_size > 0
+    ids, fps = _simhashes(tmp_path / "s")
+    with open_store(tmp_path / "s", read_only=True) as store:
+        for k in (0, 3):
+            expected = brute_force_matches(fps, ids, fps, k)
+            found = store.index.query_batch(fps, k)
+            assert sorted(zip(found.query.tolist(), found.id.tolist(), strict=True)) == \
+                sorted(zip(expected.query.tolist(), expected.id.tolist(), strict=True))
+        for doc in docs[:40]:
+            matches = store.query(doc)
+            own = [m for m in matches if m.id == doc.id]
+            assert own and own[0].distance == 0 and own[0].relation == "identical"
+
+
+def test_a_query_reports_relation_distance_and_sketch_scores(tmp_path: Path) -> None:
+    base = " ".join(VOCABULARY[:400])
+    with open_store(tmp_path / "s") as store:
+        store.add([Document(id="a", raw=base.encode(), kind="text", url="http://a/"),
+                   Document(id="b", raw=(base + " extra").encode(), kind="text")])
+        matches = store.query(base, explain=True)
+        assert [m.id for m in matches] == ["a", "b"]
+        assert matches[0].relation == "identical" and matches[0].resemblance == 1.0
+        assert matches[1].relation == "near" and matches[1].distance <= 3
+        assert matches[1].containment == 1.0          # all of the query is in b
+        shared = matches[1].shared_shingles
+        assert shared and all(len(s.split()) == 10 and s in base for s in shared)
+        doc, near = store.query_url("http://a/")
+        assert doc == 0 and [m.id for m in near] == ["b"]
+        with pytest.raises(KeyError):
+            store.query_url("http://nowhere/")
+
+
+def test_clusters_do_not_depend_on_batches(tmp_path: Path) -> None:
+    docs = _corpus(240, seed=2)
+    with open_store(tmp_path / "one") as store:
+        store.add(docs)
+        whole = store.db.execute("SELECT cluster FROM documents ORDER BY doc").fetchall()
+    with open_store(tmp_path / "many", flush_every=50) as store:
+        for start in range(0, 240, 37):
+            store.add(docs[start:start + 37], sweep=f"s{start}")
+        parts = store.db.execute("SELECT cluster FROM documents ORDER BY doc").fetchall()
+    assert whole == parts
+    assert len(set(whole)) < len(whole)
+
+
+def test_reopening_keeps_everything_and_compaction_merges(tmp_path: Path) -> None:
+    docs = _corpus(150, seed=3)
+    with open_store(tmp_path / "s", flush_every=40) as store:
+        store.add(docs[:100])
+        store.add(docs[100:])
+        before = [[m.doc for m in store.query(d)] for d in docs[:20]]
+    with open_store(tmp_path / "s") as store:
+        assert len(store) == 150
+        assert store.compact() >= 1 and len(store.segments) == 1
+        assert store.index.delta_size == 0
+        assert [[m.doc for m in store.query(d)] for d in docs[:20]] == before
+
+
+def test_another_config_is_refused_with_the_differences(tmp_path: Path) -> None:
+    open_store(tmp_path / "s", StoreConfig(max_k=3)).close()
+    with pytest.raises(ConfigError, match="max_k: store has 3, asked for 2"):
+        open_store(tmp_path / "s", StoreConfig(max_k=2))
+    with pytest.raises(CorruptDataError, match="not a neardup store"):
+        (tmp_path / "other").mkdir()
+        (tmp_path / "other" / "x").write_text("x")
+        open_store(tmp_path / "other")
+
+
+def test_one_writer_at_a_time(tmp_path: Path) -> None:
+    with open_store(tmp_path / "s"), pytest.raises(OutputError, match="another process"):
+        open_store(tmp_path / "s")
+    with open_store(tmp_path / "s", read_only=True) as reader, \
+            pytest.raises(OutputError, match="read-only"):
+        reader.add(_corpus(1, seed=4))
+
+
+def test_truncated_segment_and_manifest_are_named(tmp_path: Path) -> None:
+    with open_store(tmp_path / "s") as store:
+        store.add(_corpus(30, seed=5))
+        store.flush()
+        segment = tmp_path / "s" / "segments" / store.segments[0].name
+    tables = segment / "tables.npy"
+    tables.write_bytes(tables.read_bytes()[:-8])
+    with pytest.raises(CorruptDataError, match=r"tables\.npy.*truncated"):
+        open_store(tmp_path / "s")
+    manifest = tmp_path / "s" / "manifest.json"
+    manifest.write_bytes(manifest.read_bytes()[:-20])
+    with pytest.raises(CorruptDataError, match=r"manifest\.json: truncated"):
+        open_store(tmp_path / "s")
+
+
+WRITER = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_store import _corpus
+from neardup.store import open_store
+store = open_store({store!r}, flush_every=90)
+print("ready", flush=True)
+for round in range(1000):
+    report = store.add(_corpus(40, seed=100 + round))
+    print(report.last_doc, flush=True)
+"""
+
+
+def _kill_writer_once(store_dir: Path, delay: float) -> int:
+    code = WRITER.format(tests=str(Path(__file__).parent), store=str(store_dir))
+    writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    time.sleep(delay)
+    writer.send_signal(signal.SIGKILL)
+    out, _ = writer.communicate()
+    acknowledged = [int(line) for line in out.split()]
+    return acknowledged[-1] if acknowledged else -1
+
+
+@pytest.mark.slow
+def test_acknowledged_inserts_survive_kill_9(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    store_dir = tmp_path / "s"
+    acknowledged = []
+    for _ in range(4):
+        last = _kill_writer_once(store_dir, rng.uniform(0.2, 2.5))
+        acknowledged.append(last)
+        with open_store(store_dir) as store:       # recovers, removes debris
+            stored = store.db.execute("SELECT max(doc), count(*) FROM documents").fetchone()
+            assert stored[0] is None or stored[1] == stored[0] + 1
+            assert (stored[0] if stored[0] is not None else -1) >= last
+            ids, fps = (np.array(x) for x in zip(*store.db.execute(
+                "SELECT doc, simhash FROM documents").fetchall(), strict=True)) \
+                if stored[1] else (np.empty(0), np.empty(0))
+            fps = fps.astype(np.int64).view(np.uint64)
+            for position in range(0, len(ids), max(1, len(ids) // 20)):
+                found = store.index.query(int(fps[position]), 0).id.tolist()
+                assert int(ids[position]) in found
+            segments = sorted(p.name for p in (store_dir / "segments").glob("*"))
+            assert segments == sorted(s.name for s in store.segments)
+    assert max(acknowledged) > 200, acknowledged      # the writer got far enough to flush
+    with open_store(store_dir, read_only=True) as store:
+        assert store.segments
+
+
+def test_index_query_compact_commands(tmp_path: Path) -> None:
+    docs = _corpus(30, seed=6)
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": d.id, "url": d.url, "text": d.raw.decode()})
+                             + "\n" for d in docs))
+    runner = CliRunner()
+    store = str(tmp_path / "s")
+    result = runner.invoke(cli, ["index", str(jsonl), "--store", store, "--sweep", "a",
+                                 "--workers", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["added"] == 30
+    result = runner.invoke(cli, ["query", "--store", store, "--text", docs[2].raw.decode(),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    assert docs[2].id in [m["id"] for m in json.loads(result.output)]
+    result = runner.invoke(cli, ["query", "--store", store, "--url", docs[0].url or ""])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["compact", "--store", store])
+    assert result.exit_code == 0 and "1 documents" not in result.output
+    result = runner.invoke(cli, ["query", "--store", str(tmp_path / "none"), "--text", "x"])
+    assert result.exit_code == 1 and "manifest.json" in result.output
+    result = runner.invoke(cli, ["index", str(jsonl), "--store", store, "--k", "2"])
+    assert result.exit_code == 1 and "max_k" in result.output
