@@ -36,10 +36,11 @@ def _triples(matches: Matches) -> set[tuple[int, int, int]]:
                    strict=True))
 
 
-@given(clustered(), clustered(), st.sampled_from(DESIGNS), st.integers(0, 3))
-@settings(max_examples=120, deadline=None)
+@given(clustered(), clustered(), st.sampled_from(DESIGNS), st.integers(0, 3), st.booleans())
+@settings(max_examples=150, deadline=None)
 def test_online_and_batch_equal_brute_force(stored: list[int], queries: list[int],
-                                            design: HammingDesign, k: int) -> None:
+                                            design: HammingDesign, k: int,
+                                            compress: bool) -> None:
     k = min(k, design.max_k)
     queries = queries + stored[:5]
     index = HammingIndex(design, design.max_k)
@@ -47,6 +48,8 @@ def test_online_and_batch_equal_brute_force(stored: list[int], queries: list[int
     index.add(stored[:half], range(half))
     index.freeze()
     index.add(stored[half:], range(half, len(stored)))      # the rest stays in the delta
+    if compress:
+        index.compress()
     expected = brute_force_matches(stored, range(len(stored)), queries, k)
     assert _triples(index.query_batch(queries, k)) == _triples(expected)
     online = Matches.concat([

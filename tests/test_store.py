@@ -98,9 +98,10 @@ def test_clusters_do_not_depend_on_batches(tmp_path: Path) -> None:
     assert len(set(whole)) < len(whole)
 
 
-def test_reopening_keeps_everything_and_compaction_merges(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress", [False, True])
+def test_reopening_keeps_everything_and_compaction_merges(tmp_path: Path, compress: bool) -> None:
     docs = _corpus(150, seed=3)
-    with open_store(tmp_path / "s", flush_every=40) as store:
+    with open_store(tmp_path / "s", StoreConfig(compress=compress), flush_every=40) as store:
         store.add(docs[:100])
         store.add(docs[100:])
         before = [[m.doc for m in store.query(d)] for d in docs[:20]]

@@ -78,6 +78,8 @@ class HammingIndex:
         values, ids = self._delta()
         if values.size:
             parts.append(brute_force_matches(values, ids, [fingerprint], k))
+        if len(parts) == 1:
+            return parts[0]         # already nearest first
         return Matches.concat(parts).sorted()
 
     def query_batch(self, fingerprints: npt.ArrayLike, k: int | None = None) -> Matches:
@@ -100,6 +102,10 @@ class HammingIndex:
         self.segments.append(segment)
         self._delta_values, self._delta_ids = [], []
         return segment
+
+    def compress(self) -> None:
+        """Compress the tables of every segment (queries then decode blocks as they probe)."""
+        self.segments = [segment.compress() for segment in self.segments]
 
     def merged(self, segments: list[PermutedTables]) -> PermutedTables:
         """One segment holding the fingerprints of ``segments`` (for compaction)."""

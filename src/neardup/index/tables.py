@@ -30,7 +30,9 @@ from neardup.index.bitperm import (
     popcount,
     prefix_masks,
     unpermute_one,
+    unpermute_values,
 )
+from neardup.index.compressed import DEFAULT_BLOCK_BYTES, CompressedTable
 from neardup.index.hamming import TablePlan
 
 __all__ = ["Matches", "PermutedTables", "brute_force_matches"]
@@ -148,6 +150,26 @@ def _scan_against_queries(stored: U64, permuted_queries: U64, query_order: I64, 
     return found
 
 
+@njit(cache=True)
+def _ids_of(fingerprints: U64, ids: I64, values: U64,
+            query: np.uint64) -> tuple[I64, I64]:  # pragma: no cover - compiled
+    """Every id stored with one of ``values`` and its distance to ``query``, nearest first."""
+    low = np.searchsorted(fingerprints, values, side="left")
+    high = np.searchsorted(fingerprints, values, side="right")
+    total = 0
+    for i in range(values.size):
+        total += high[i] - low[i]
+    keys = np.empty(total, dtype=np.int64)
+    found = 0
+    for i in range(values.size):
+        distance = popcount(values[i] ^ query)
+        for position in range(low[i], high[i]):
+            keys[found] = (np.int64(distance) << 56) | ids[position]
+            found += 1
+    keys.sort()
+    return keys & ((np.int64(1) << 56) - 1), keys >> 56
+
+
 class PermutedTables:
     """Sorted permuted tables over one immutable set of fingerprints (see the module docstring).
 
@@ -155,16 +177,40 @@ class PermutedTables:
     fingerprints of plan ``t``.
     """
 
-    def __init__(self, plans: list[TablePlan], fingerprints: U64, ids: I64, tables: U64) -> None:
-        if tables.shape != (len(plans), fingerprints.size) or ids.shape != fingerprints.shape:
-            raise ConfigError(f"tables {tables.shape}, ids {ids.shape} do not fit "
-                              f"{len(plans)} plans over {fingerprints.size} fingerprints")
+    def __init__(self, plans: list[TablePlan], fingerprints: U64, ids: I64,
+                 tables: U64 | list[CompressedTable]) -> None:
+        count = fingerprints.size
+        if isinstance(tables, list):
+            shapes_fit = len(tables) == len(plans) and all(len(t) == count for t in tables)
+        else:
+            shapes_fit = tables.shape == (len(plans), count)
+        if not shapes_fit or ids.shape != fingerprints.shape:
+            raise ConfigError(f"tables, ids {ids.shape} do not fit {len(plans)} plans over "
+                              f"{count} fingerprints")
         self.plans = plans
         self.fingerprints = fingerprints
         self.ids = ids
         self.tables = tables
         self._arrays: PlanArrays = plan_arrays(plans)
         self._masks = prefix_masks(self._arrays)
+
+    @property
+    def compressed(self) -> bool:
+        return isinstance(self.tables, list)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every array (what the segment occupies in memory once paged in)."""
+        tables = (sum(t.nbytes for t in self.tables) if isinstance(self.tables, list)
+                  else self.tables.nbytes)
+        return int(self.fingerprints.nbytes + self.ids.nbytes + tables)
+
+    def compress(self, block_bytes: int = DEFAULT_BLOCK_BYTES) -> PermutedTables:
+        """The same segment with each table compressed (Manku, section 3.2)."""
+        if isinstance(self.tables, list):
+            return self
+        tables = [CompressedTable.build(row, block_bytes) for row in self.tables]
+        return PermutedTables(self.plans, self.fingerprints, self.ids, tables)
 
     @classmethod
     def build(cls, plans: list[TablePlan], fingerprints: npt.ArrayLike,
@@ -185,6 +231,8 @@ class PermutedTables:
 
     def matching_values(self, query: int, k: int) -> U64:
         """The distinct stored fingerprints within ``k`` bits of ``query``."""
+        if isinstance(self.tables, list):
+            return self._compressed_matches(self.tables, query, k)
         starts, widths, segments, prefix = self._arrays
         out = np.empty(64, dtype=np.uint64)
         q = np.uint64(query)
@@ -194,22 +242,29 @@ class PermutedTables:
             _probe(self.tables, starts, widths, segments, prefix, self._masks, q, k, out)
         return out[:found]
 
-    def query(self, query: int, k: int) -> Matches:
-        """Ids of stored fingerprints within ``k`` bits of ``query``, with their distances."""
-        values = self.matching_values(query, k)
-        return self._expand(np.zeros(values.size, dtype=np.int64), values, np.uint64(query))
+    def _compressed_matches(self, tables: list[CompressedTable], query: int, k: int) -> U64:
+        prefix = self._arrays[3]
+        q = np.uint64(query)
+        found: list[U64] = []
+        for t, table in enumerate(tables):
+            permuted = permute_values(np.array([q]), self._arrays, t)[0]
+            shift = 64 - int(prefix[t])
+            low = int(permuted) >> shift << shift
+            candidates = np.unique(table.range(low, low | ((1 << shift) - 1)))
+            close = candidates[np.bitwise_count(candidates ^ permuted) <= k]
+            values = unpermute_values(close, self._arrays, t)
+            first = np.ones(values.size, dtype=np.bool_)
+            for mask in self._masks[:t]:
+                first &= ((values ^ q) & mask) != 0
+            found.append(values[first])
+        return np.concatenate(found)
 
-    def _expand(self, query: I64, values: U64, q: np.uint64 | U64) -> Matches:
-        """Matched fingerprint values -> every id stored with that value."""
-        low = np.searchsorted(self.fingerprints, values, side="left")
-        high = np.searchsorted(self.fingerprints, values, side="right")
-        counts = high - low
-        rows = np.repeat(np.arange(values.size), counts)
-        positions = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts) \
-            + np.repeat(low, counts)
-        queries = q if isinstance(q, np.uint64) else q[rows]
-        distance = np.bitwise_count(self.fingerprints[positions] ^ queries).astype(np.int64)
-        return Matches(query[rows], self.ids[positions], distance)
+    def query(self, query: int, k: int) -> Matches:
+        """Ids of stored fingerprints within ``k`` bits of ``query``, nearest first (ids must be
+        below 2**56)."""
+        ids, distances = _ids_of(self.fingerprints, self.ids, self.matching_values(query, k),
+                                 np.uint64(query))
+        return Matches(np.zeros(ids.size, dtype=np.int64), ids, distances)
 
     def query_batch(self, queries: npt.ArrayLike, k: int) -> Matches:
         """Every (query position, stored id) within ``k`` bits: tables over the queries, the

@@ -26,6 +26,7 @@ import numpy.typing as npt
 from neardup.config import StoreConfig
 from neardup.document import Document
 from neardup.errors import ConfigError, CorruptDataError, OutputError
+from neardup.index.compressed import ARRAY_NAMES, CompressedTable
 from neardup.index.hamming import HammingDesign, TablePlan, hamming_pairs
 from neardup.index.segmented import HammingIndex
 from neardup.index.tables import PermutedTables
@@ -125,9 +126,14 @@ class Store:
     def _load_segment(self, entry: formats.SegmentEntry, verify: bool) -> PermutedTables:
         arrays = formats.read_segment(self.root, entry, verify)
         try:
+            tables: npt.NDArray[np.uint64] | list[CompressedTable] = (
+                [CompressedTable.from_arrays({n: arrays[f"table{t}.{n}"] for n in ARRAY_NAMES},
+                                             verify=verify)
+                 for t in range(len(self.index.plans))]
+                if self.config.compress else arrays["tables"])
             return PermutedTables(self.index.plans, arrays["fingerprints"], arrays["ids"],
-                                  arrays["tables"])
-        except (KeyError, ConfigError) as error:
+                                  tables)
+        except (KeyError, ConfigError, CorruptDataError) as error:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"inconsistent arrays ({error})") from error
 
@@ -214,8 +220,14 @@ class Store:
 
     def _write(self, segment: PermutedTables, span: tuple[int, int]) -> formats.SegmentEntry:
         name = f"{self._next_segment_number():08d}"
-        arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
-                  "tables": segment.tables}
+        arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids}
+        if self.config.compress:
+            compressed = segment.compress().tables
+            assert isinstance(compressed, list)
+            for t, table in enumerate(compressed):
+                arrays.update({f"table{t}.{n}": a for n, a in table.to_arrays().items()})
+        else:
+            arrays["tables"] = np.asarray(segment.tables)
         size, checksum = formats.write_segment(self.root, name, arrays)
         return formats.SegmentEntry(name, span[0], span[1], len(segment), size, checksum)
 
