@@ -218,3 +218,48 @@ def test_index_query_compact_commands(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "manifest.json" in result.output
     result = runner.invoke(cli, ["index", str(jsonl), "--store", store, "--k", "2"])
     assert result.exit_code == 1 and "max_k" in result.output
+
+
+def test_sketch_search_finds_containment_that_simhash_misses(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    long = [rng.choice(VOCABULARY) for _ in range(2000)]
+    quote = " ".join(long[500:800])                       # 15% of the long page
+    with open_store(tmp_path / "s") as store:
+        store.add([Document(id="long", raw=" ".join(long).encode(), kind="text"),
+                   Document(id="other", raw=" ".join(rng.choices(VOCABULARY, k=2000)).encode(),
+                            kind="text")])
+        assert [m.id for m in store.query(quote)] == []   # far apart in simhash
+        found = store.similar(quote, containment=0.7, explain=True)
+        assert [m.id for m in found] == ["long"]
+        assert found[0].containment is not None and found[0].containment >= 0.7
+        assert found[0].containment_reverse is not None and found[0].containment_reverse < 0.3
+        assert all(s in quote for s in found[0].shared_shingles)
+        assert store.similar(quote, resemblance=0.5) == []
+
+
+def test_lost_and_found_across_sweeps(tmp_path: Path) -> None:
+    page = " ".join(VOCABULARY[1000:1400])
+    runner = CliRunner()
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({"id": "1", "url": "http://old.example/page", "text": page})
+                     + "\n" + json.dumps({"id": "2", "url": "http://old.example/gone",
+                                          "text": " ".join(VOCABULARY[:300])}) + "\n")
+    second = tmp_path / "second.jsonl"
+    second.write_text(json.dumps({"id": "3", "url": "http://new.example/moved",
+                                  "text": page + " updated"}) + "\n")
+    store = str(tmp_path / "s")
+    for path, sweep in ((first, "2024"), (second, "2025")):
+        result = runner.invoke(cli, ["index", str(path), "--store", store, "--sweep", sweep,
+                                     "--workers", "1"])
+        assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["lost-and-found", "--store", store, "http://old.example/page"])
+    assert result.exit_code == 0 and result.output.startswith("http://new.example/moved")
+    result = runner.invoke(cli, ["lost-and-found", "--store", store, "--report", "--json"])
+    report = {r["url"]: r["replacement"] for r in json.loads(result.output)}
+    assert report["http://old.example/page"]["url"] == "http://new.example/moved"
+    assert report["http://old.example/gone"] is None
+    result = runner.invoke(cli, ["query", "--store", store, "--text", page,
+                                 "--containment", "0.9", "--json"])
+    assert result.exit_code == 0, result.output
+    assert {m["url"] for m in json.loads(result.output)} == {"http://old.example/page",
+                                                              "http://new.example/moved"}

@@ -9,8 +9,14 @@ import click
 from neardup.cli.dedup import dedup_command
 from neardup.cli.demo import demo_command
 from neardup.cli.evaluate import evaluate_command
+from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
-from neardup.cli.store import compact_command, index_command, query_command
+from neardup.cli.store import (
+    compact_command,
+    index_command,
+    lost_and_found_command,
+    query_command,
+)
 from neardup.errors import NeardupError
 
 __all__ = ["cli", "main"]
@@ -38,6 +44,8 @@ cli.add_command(report_command)
 cli.add_command(index_command)
 cli.add_command(query_command)
 cli.add_command(compact_command)
+cli.add_command(lost_and_found_command)
+cli.add_command(plan_command)
 
 
 def main() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import click
 
+from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
 from neardup.config import StoreConfig, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
@@ -15,7 +17,7 @@ from neardup.pipeline.executor import default_workers
 from neardup.sources import open_sources
 from neardup.store import Store, StoreMatch, open_store
 
-__all__ = ["compact_command", "index_command", "query_command"]
+__all__ = ["compact_command", "index_command", "lost_and_found_command", "query_command"]
 
 STORE_OPTION = click.option("--store", "store_dir", required=True,
                             type=click.Path(path_type=Path), help="The store directory.")
@@ -90,15 +92,32 @@ def _query_document(path: str | None, text: str | None) -> Document:
 @click.option("--url", default=None, help="Query with the document stored under this URL.")
 @click.option("--k", type=click.IntRange(0, 16), default=None,
               help="Largest Hamming distance [default: the store's].")
+@click.option("--resemblance", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Search the sketches instead: stored documents whose estimated resemblance "
+                   "to the query is at least this.")
+@click.option("--containment", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Search the sketches instead: stored documents that contain at least this "
+                   "share of the query (estimated).")
 @click.option("--explain", is_flag=True, help="List the shared shingles behind each match.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
 def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
-                  k: int | None, explain: bool, as_json: bool) -> None:
-    """The stored near-duplicates of FILE (its first document), of --text, or of --url."""
+                  k: int | None, resemblance: float | None, containment: float | None,
+                  explain: bool, as_json: bool) -> None:
+    """The stored near-duplicates of FILE (its first document), of --text, or of --url.
+
+    By default: stored documents within --k bits of the query's simhash (Manku's tables). With
+    --resemblance or --containment: every stored document sharing a sketch shingle with the
+    query, kept when Broder's estimates reach the floors (FILE or --text only)."""
     if sum(x is not None for x in (file, text, url)) != 1:
         raise click.UsageError("give exactly one of FILE, --text or --url")
+    sketch_search = resemblance is not None or containment is not None
+    if sketch_search and url is not None:
+        raise click.UsageError("--resemblance and --containment take FILE or --text")
     with open_store(store_dir, read_only=True) as store:
-        if url is not None:
+        if sketch_search:
+            matches = store.similar(_query_document(file, text), resemblance=resemblance or 0.0,
+                                    containment=containment or 0.0, explain=explain)
+        elif url is not None:
             try:
                 _, matches = store.query_url(url, k)
             except KeyError:
@@ -133,3 +152,36 @@ def compact_command(store_dir: Path) -> None:
         merged = store.compact()
         click.echo(f"{store_dir}: {merged} segments merged into {len(store.segments)}; "
                    f"{len(store)} documents")
+
+
+@click.command("lost-and-found")
+@click.argument("url", required=False)
+@STORE_OPTION
+@click.option("--report", is_flag=True, help="Every URL gone from the latest sweep, with its "
+                                             "best replacement.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lost_and_found_command(url: str | None, store_dir: Path, report: bool,
+                           as_json: bool) -> None:
+    """Where did URL go? The most recent URL of its cluster across the store's sweeps
+    (Broder et al., section 6.2); --report lists every URL gone from the latest sweep."""
+    if (url is None) == (not report):
+        raise click.UsageError("give a URL or --report")
+    with open_store(store_dir, read_only=True) as store:
+        sightings, order = store.sightings()
+    if url is not None:
+        found = most_recent_url(sightings, url, order)
+        if as_json:
+            click.echo(json.dumps(None if found is None else dataclasses.asdict(found)))
+        else:
+            click.echo("no other URL holds this content" if found is None else
+                       f"{found.url}  (sweep {found.sweep}, fetched {found.fetched})")
+        return
+    gone = lost_and_found_report(sightings, order)
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(r) for r in gone], indent=2))
+        return
+    for item in gone:
+        to = item.replacement.url if item.replacement else "(gone)"
+        click.echo(f"{item.url}  ->  {to}")
+    click.echo(f"{len(gone)} URLs gone from the latest sweep; "
+               f"{sum(r.replacement is not None for r in gone)} found elsewhere")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup.analysis.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
 from neardup.errors import ConfigError, CorruptDataError, OutputError
@@ -34,7 +35,7 @@ from neardup.pipeline.executor import ordered_map
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
-from neardup.store.lookup import StoreMatch, query_document, query_url
+from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import sketch_of, store_fingerprinter
 from neardup.store.records import AddReport, document_row
 
@@ -197,7 +198,9 @@ class Store:
                 "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)",
                 [document_row(int(d), p, sweep, int(c))
                  for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
-            self.db.executemany("INSERT INTO sketches VALUES (?,?,?)", _sketch_rows(docs, batch))
+            sketches = _sketch_rows(docs, batch)
+            self.db.executemany("INSERT INTO sketches VALUES (?,?,?)", sketches)
+            self.db.executemany("INSERT INTO postings VALUES (?,?)", _postings(sketches))
         self.next_doc += len(batch)
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
@@ -274,6 +277,25 @@ class Store:
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
         return query_document(self, doc, k, explain)
 
+    def similar(self, doc: Document | str, *, resemblance: float = 0.0,
+                containment: float = 0.0, explain: bool = False) -> list[StoreMatch]:
+        """Stored documents sharing sketch shingles with ``doc`` whose estimated resemblance
+        (or containment of ``doc`` in them) reaches the given floor, best first."""
+        if isinstance(doc, str):
+            doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
+        return similar_documents(self, doc, resemblance, containment, explain)
+
+    def sightings(self) -> tuple[list[Sighting], list[str]]:
+        """Every stored URL with its sweep, fetch time and cluster; and the sweeps in the order
+        they were added."""
+        rows = self.db.execute("SELECT url, sweep, fetched, cluster FROM documents "
+                               "WHERE url IS NOT NULL AND sweep IS NOT NULL").fetchall()
+        order = [s for (s,) in self.db.execute(
+            "SELECT sweep FROM documents WHERE sweep IS NOT NULL GROUP BY sweep "
+            "ORDER BY min(doc)")]
+        return [Sighting(url, sweep or "", fetched, cluster)
+                for url, sweep, fetched, cluster in rows], order
+
     def query_url(self, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
         """The stored near-copies of the document stored under ``url`` (KeyError if none)."""
         return query_url(self, url, k)
@@ -305,6 +327,12 @@ def _sketch_rows(docs: I64, batch: list[DocumentPrints]) -> list[tuple[int, int,
         if sketch is not None:
             rows.append((doc, sketch[1], sketch[0].astype("<u8").tobytes()))
     return rows
+
+
+def _postings(sketches: list[tuple[int, int, bytes]]) -> Iterator[tuple[int, int]]:
+    for doc, _, data in sketches:
+        for value in np.frombuffer(data, dtype="<i8").tolist():
+            yield value, doc
 
 
 def _lock(root: Path) -> int:

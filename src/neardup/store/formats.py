@@ -5,7 +5,8 @@
     STORE/
       manifest.json          format, version, config, segments (name, first and last doc, count,
                              byte size and checksum of its segment.json); replaced atomically
-      meta.sqlite            documents, sketches, clusters and the insert log (WAL mode)
+      meta.sqlite            documents, sketches and their postings (sketch value -> documents),
+                             clusters and the insert log (WAL mode)
       segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json
         segment.json         per array: file, dtype, shape, bytes, xxh3 checksum
 
@@ -62,6 +63,8 @@ CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster);
 CREATE INDEX IF NOT EXISTS documents_identical ON documents(identical);
 CREATE INDEX IF NOT EXISTS documents_log ON documents(segment) WHERE segment IS NULL;
 CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB);
+CREATE TABLE IF NOT EXISTS postings (value INTEGER NOT NULL, doc INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS postings_value ON postings(value);
 """
 
 

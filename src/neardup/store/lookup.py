@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.document import Document
+from neardup.errors import ConfigError
 from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match
 from neardup.store.printer import SketchOf, sketch_of, store_fingerprinter
@@ -23,7 +24,7 @@ from neardup.store.records import signed, unsigned
 if TYPE_CHECKING:
     from neardup.store.collection import Store
 
-__all__ = ["StoreMatch", "query_document", "query_url"]
+__all__ = ["StoreMatch", "query_document", "query_url", "similar_documents"]
 
 U64 = npt.NDArray[np.uint64]
 COLUMNS = "doc, id, url, host, sweep, fetched, cluster, identical, lexical, simhash"
@@ -135,15 +136,19 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
 
 
+def _probe_of(store: Store, doc: Document) -> _Probe:
+    capture = _Capture(store)
+    prints = store_fingerprinter(store.config, features=capture)(doc)
+    return _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
+                  sketch_of(prints), capture.canonical)
+
+
 def query_document(store: Store, doc: Document, k: int | None = None,
                    explain: bool = False) -> list[StoreMatch]:
     """Stored documents within ``k`` bits of ``doc``'s simhash, or byte-identical to it,
     nearest first."""
-    capture = _Capture(store)
-    prints = store_fingerprinter(store.config, features=capture)(doc)
-    probe = _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
-                   sketch_of(prints), capture.canonical)
-    docs = store.index.query(prints.simhash, k).id.tolist() if prints.tokens else []
+    probe = _probe_of(store, doc)
+    docs = store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
     return _matches(store, probe, docs, explain)
 
 
@@ -159,3 +164,33 @@ def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[S
     probe = _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch)
     docs = store.index.query(probe.simhash, k).id.tolist() if tokens else []
     return doc, _matches(store, probe, docs, explain=False, leave_out=doc)
+
+
+def _sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
+    docs: set[int] = set()
+    for start in range(0, len(values), 900):
+        chunk = values[start:start + 900]
+        marks = ",".join("?" * len(chunk))
+        docs.update(d for (d,) in db.execute(
+            f"SELECT DISTINCT doc FROM postings WHERE value IN ({marks})", chunk))
+    return sorted(docs)
+
+
+def similar_documents(store: Store, doc: Document, resemblance: float, containment: float,
+                      explain: bool) -> list[StoreMatch]:
+    """Broder's on-the-fly query: every stored document sharing a sketch value with ``doc``,
+    scored by the sketches, kept when its estimates reach both floors, best first."""
+    if store.config.sketch is None:
+        raise ConfigError(f"{store.root}: the store keeps no sketches (created with "
+                          "--no-sketch)")
+    if containment and store.config.sketch.kind != "mod":
+        raise ConfigError("containment needs MOD sketches")
+    probe = _probe_of(store, doc)
+    if probe.sketch is None:
+        return []
+    values = probe.sketch[0].astype(np.int64).tolist()
+    matches = _matches(store, probe, _sharing(store.db, values), explain)
+    kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
+            and (m.containment or 0.0) >= containment]
+    return sorted(kept, key=lambda m: (-(m.containment or 0.0) if containment else
+                                       -(m.resemblance or 0.0), m.doc))
