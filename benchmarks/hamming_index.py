@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,14 +25,12 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import RESULTS_DIR, best_of, environment, markdown_table, write_results  # noqa: E402
-
-from neardup.document import Document  # noqa: E402
-from neardup.index.hamming import HammingDesign, design_for, hamming_pairs  # noqa: E402
-from neardup.index.segmented import HammingIndex  # noqa: E402
-from neardup.store import open_store  # noqa: E402
+from common import RESULTS_DIR, best_of, environment, markdown_table, write_results
+from neardup.config import StoreConfig
+from neardup.document import Document
+from neardup.index.hamming import HammingDesign, design_for, hamming_pairs
+from neardup.index.segmented import HammingIndex
+from neardup.store import open_store
 
 K = 3
 
@@ -117,8 +114,6 @@ def store_inserts(documents: int) -> dict[str, Any]:
         result: dict[str, Any] = {"documents": documents}
         for compress in (False, True):
             target = directory / f"store-{compress}"
-            from neardup.config import StoreConfig
-
             started = time.perf_counter()
             with open_store(target, StoreConfig(compress=compress)) as store:
                 store.add(docs)

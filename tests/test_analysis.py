@@ -3,6 +3,7 @@ inputs, plus invariants checked by Hypothesis."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from neardup.analysis.growth import (
     cumulative,
     cut_iteration,
     estimate_from_prefix,
+    found_probability,
     processed_documents,
     read_growth,
 )
@@ -283,14 +285,34 @@ def test_processed_documents_follow_array_split(count: int, m: int) -> None:
         assert processed_documents(count, m, i) == sum(p.size for p in parts[:i])
 
 
+def test_found_probability_is_hypergeometric() -> None:
+    # 2 of 4 documents processed: a single one is among them with probability 1/2, one of a
+    # pair with 1 - (2/4)(1/3), one of three surely
+    assert found_probability(4, 2, i64([1, 2, 3])).tolist() == pytest.approx([0.5, 5 / 6, 1.0])
+    assert found_probability(4, 0, i64([2])).tolist() == [0.0]
+
+
 def test_estimate_from_prefix_by_hand() -> None:
-    # clusters {0, 6} and {3, 4, 8} start in the first half, {7, 9} in the second
+    # in input order, clusters {0, 6} and {3, 4, 8} start in the first half, {7, 9} in the second
     labels = i64([0, 1, 2, 3, 3, 5, 0, 7, 3, 7])
-    estimate = estimate_from_prefix(labels, 2, 0.5)
+    estimate = estimate_from_prefix(labels, 2, 0.5, order=np.arange(10))
     assert (estimate.iteration, estimate.processed) == (1, 0.5)
     assert (estimate.clusters_found, estimate.duplicates_found) == (2, 3)
-    assert estimate.clusters_estimate == pytest.approx(4 / 3 + 8 / 7)
-    assert estimate.duplicates_estimate == pytest.approx(4 / 3 + 2 * 8 / 7)
+    # 5 of 10 processed: a pair is missed with probability C(8,5)/C(10,5) = 2/9, a triple 1/12
+    assert estimate.clusters_estimate == pytest.approx(9 / 7 + 12 / 11)
+    assert estimate.duplicates_estimate == pytest.approx(9 / 7 + 2 * 12 / 11)
+    reversed_order = estimate_from_prefix(labels, 2, 0.5, order=np.arange(10)[::-1].copy())
+    assert (reversed_order.clusters_found, reversed_order.duplicates_found) == (3, 4)
+    assert estimate_from_prefix(labels, 2, 0.5, seed=1) == estimate_from_prefix(labels, 2, 0.5,
+                                                                                seed=1)
+
+
+def test_estimate_is_unbiased_over_every_assignment() -> None:
+    labels = i64([0, 0, 0, 3, 3, 5])
+    estimates = [estimate_from_prefix(labels, 3, 1 / 3, order=np.array(order, dtype=np.int64))
+                 for order in itertools.permutations(range(6))]
+    assert np.mean([e.duplicates_estimate for e in estimates]) == pytest.approx(3.0)
+    assert np.mean([e.clusters_estimate for e in estimates]) == pytest.approx(2.0)
 
 
 @given(labels_strategy, st.integers(1, 10))

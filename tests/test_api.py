@@ -5,9 +5,11 @@ from __future__ import annotations
 import neardup
 
 EXPECTED = {
-    "ConfigError", "DedupConfig", "DedupResult", "Document", "ExactConfig", "HammingDesign",
+    "ConfigError", "DedupConfig", "HammingIndex", "Store", "StoreConfig", "StoreMatch",
+    "open_store", "DedupResult", "Document", "ExactConfig", "HammingDesign",
     "LSHBands", "MinHash", "MinHashConfig", "NeardupError", "OutputError", "ShingleConfig",
     "SimHash", "SimHashConfig", "SourceError", "SourceStats", "TextConfig", "canonical_text",
+    "SketchConfig", "Sketcher", "estimate_containment", "estimate_resemblance",
     "estimate_jaccard", "find_duplicates", "hamming_pairs", "lsh_pairs", "open_sources",
     "simhash_from_hashes",
 }

@@ -288,3 +288,11 @@ def test_cli_sketch_and_supershingle(tmp_path: Path) -> None:
     bad = runner.invoke(cli, ["dedup", str(source), "--out", str(tmp_path / "x"),
                               "--method", "sketch", "--sketch", "max:3"])
     assert bad.exit_code != 0 and "min:S or mod:M" in bad.output
+
+
+def test_results_do_not_depend_on_the_number_of_workers() -> None:
+    docs = hand_made()
+    one = find_duplicates(docs, DedupConfig(method="supershingle"), workers=1)
+    two = find_duplicates(docs, DedupConfig(method="supershingle"), workers=2)
+    assert one.cluster.tolist() == two.cluster.tolist()
+    np.testing.assert_array_equal(one.pairs.estimate, two.pairs.estimate)  # NaN == NaN here

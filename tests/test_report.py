@@ -163,6 +163,27 @@ def test_missing_inputs_omit_sections_with_their_reason(crawl_runs: tuple[Path, 
     check_report(tmp_path / "o.html", tmp_path / "o.json")
 
 
+def test_a_corpus_without_urls_keeps_what_it_can(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    documents = {"doc": [0, 1, 2, 3], "url": [None] * 4, "host": [None] * 4,
+                 "length": [5, 5, 7, 9], "identical": ["x", "x", "y", "z"]}
+    clusters = {"doc": [0, 1, 2, 3], "cluster": [0, 0, 0, 3], "kept": [True, False, False, True]}
+    pq.write_table(pa.table(documents), run / "documents.parquet")
+    pq.write_table(pa.table(clusters), run / "clusters.parquet")
+    model = build_report([read_dedup_dir(run)])
+    sections = {s.key: s for s in model.sections}
+    assert sections["servers"].omitted == f"{run}: no document has a host (URLs are needed)"
+    assert sections["replicas"].tables[0].rows == (
+        ("identical bytes", 0.5, 0.5, 0.0, 0.0, 0.0), ("unknown", 0.25, 0.0, 0.75, 0.0, 0.0))
+    savings = sections["savings"].tables[0].rows
+    assert [row[0] for row in savings] == ["exact copies (identical bytes)", "unknown"]
+    assert [row[4] for row in savings] == [5, 12]
+    (tmp_path / "r.html").write_text(render_html(model, draw=lambda fig: PNG))
+    (tmp_path / "r.json").write_text(json.dumps(model.to_json()))
+    check_report(tmp_path / "r.html", tmp_path / "r.json")
+
+
 def test_seed_urls_choose_the_connected_part(crawl_runs: tuple[Path, Path],
                                              tmp_path: Path) -> None:
     run = read_dedup_dir(crawl_runs[0])
@@ -186,7 +207,8 @@ def test_dedup_links_writes_the_out_links(tmp_path: Path) -> None:
                                       "--links", "--format", "jsonl", "--quiet", "--workers", "1"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    links = [json.loads(line) for line in (tmp_path / "out" / "links.jsonl").read_text().splitlines()]
+    lines = (tmp_path / "out" / "links.jsonl").read_text().splitlines()
+    links = [json.loads(line) for line in lines]
     assert links == [{"doc": 0, "url": "http://s/a"}, {"doc": 0, "url": "http://t.example/x"}]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert "links" not in json.dumps(summary["config"])

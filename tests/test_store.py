@@ -162,11 +162,12 @@ def _kill_writer_once(store_dir: Path, delay: float) -> int:
     code = WRITER.format(tests=str(Path(__file__).parent), store=str(store_dir))
     writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    acknowledged = [int(writer.stdout.readline()) for _ in range(3)]  # past the first flush
     time.sleep(delay)
     writer.send_signal(signal.SIGKILL)
     out, _ = writer.communicate()
-    acknowledged = [int(line) for line in out.split()]
-    return acknowledged[-1] if acknowledged else -1
+    acknowledged += [int(line) for line in out.split()]
+    return acknowledged[-1]
 
 
 @pytest.mark.slow
@@ -175,7 +176,7 @@ def test_acknowledged_inserts_survive_kill_9(tmp_path: Path) -> None:
     store_dir = tmp_path / "s"
     acknowledged = []
     for _ in range(4):
-        last = _kill_writer_once(store_dir, rng.uniform(0.2, 2.5))
+        last = _kill_writer_once(store_dir, rng.uniform(0.0, 1.5))
         acknowledged.append(last)
         with open_store(store_dir) as store:       # recovers, removes debris
             stored = store.db.execute("SELECT max(doc), count(*) FROM documents").fetchone()
@@ -190,7 +191,7 @@ def test_acknowledged_inserts_survive_kill_9(tmp_path: Path) -> None:
                 assert int(ids[position]) in found
             segments = sorted(p.name for p in (store_dir / "segments").glob("*"))
             assert segments == sorted(s.name for s in store.segments)
-    assert max(acknowledged) > 200, acknowledged      # the writer got far enough to flush
+    assert min(acknowledged) >= 119, acknowledged      # every writer got past a flush
     with open_store(store_dir, read_only=True) as store:
         assert store.segments
 

@@ -6,14 +6,26 @@ from neardup.config import (
     MinHashConfig,
     ShingleConfig,
     SimHashConfig,
+    SketchConfig,
+    StoreConfig,
     TextConfig,
 )
 from neardup.document import Document
 from neardup.errors import ConfigError, NeardupError, OutputError, SourceError
-from neardup.fingerprints import MinHash, SimHash, estimate_jaccard, simhash_from_hashes
+from neardup.fingerprints import (
+    MinHash,
+    SimHash,
+    Sketcher,
+    estimate_containment,
+    estimate_jaccard,
+    estimate_resemblance,
+    simhash_from_hashes,
+)
 from neardup.index import HammingDesign, LSHBands, hamming_pairs, lsh_pairs
+from neardup.index.segmented import HammingIndex
 from neardup.pipeline import DedupResult, find_duplicates
 from neardup.sources import SourceStats, open_sources
+from neardup.store import Store, StoreMatch, open_store
 from neardup.text.canonical import canonical_text
 
 __all__ = [
@@ -23,6 +35,7 @@ __all__ = [
     "Document",
     "ExactConfig",
     "HammingDesign",
+    "HammingIndex",
     "LSHBands",
     "MinHash",
     "MinHashConfig",
@@ -31,14 +44,22 @@ __all__ = [
     "ShingleConfig",
     "SimHash",
     "SimHashConfig",
+    "SketchConfig",
+    "Sketcher",
     "SourceError",
     "SourceStats",
+    "Store",
+    "StoreConfig",
+    "StoreMatch",
     "TextConfig",
     "canonical_text",
+    "estimate_containment",
     "estimate_jaccard",
+    "estimate_resemblance",
     "find_duplicates",
     "hamming_pairs",
     "lsh_pairs",
     "open_sources",
+    "open_store",
     "simhash_from_hashes",
 ]

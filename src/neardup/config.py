@@ -10,22 +10,28 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from neardup.errors import ConfigError
+from neardup.overlap.config import ChunkConfig, OverlapConfig, ParagraphConfig, SmfaConfig
 
 __all__ = [
     "DEDUP_METHODS",
     "DEFAULT_THRESHOLDS",
+    "ChunkConfig",
     "DedupConfig",
     "ExactConfig",
     "MinHashConfig",
+    "OverlapConfig",
+    "ParagraphConfig",
     "ShingleConfig",
     "SimHashConfig",
     "SketchConfig",
+    "SmfaConfig",
     "StoreConfig",
     "TextConfig",
 ]
 
 HashName = Literal["xxh3", "md5"]
-DEDUP_METHODS = ("exact", "simhash", "minhash", "sketch", "supershingle")
+DEDUP_METHODS = ("exact", "simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
+                 "shingle-paragraphs")
 """The methods ``dedup`` runs after the exact levels (``exact`` runs none)."""
 DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5}
 """``DedupConfig.threshold`` when it is left at 0: per method (Broder clustered at 50%
@@ -224,6 +230,14 @@ class DedupConfig:
     relation: DedupRelation = "resemblance"
     """``contained`` (method ``sketch`` with MOD sketches): link each document to the document
     that contains at least ``threshold`` of it, instead of pairing by resemblance."""
+    chunks: ChunkConfig = field(default_factory=ChunkConfig)
+    """S&GM98's chunking (method ``chunks``)."""
+    overlap: OverlapConfig = field(default_factory=OverlapConfig)
+    """S&GM98's all-pairs overlap: T, sort or coarse counting (method ``chunks``)."""
+    smfa: SmfaConfig = field(default_factory=SmfaConfig)
+    """Wang & Chen's single MD5 fingerprint (method ``smfa``)."""
+    paragraphs: ParagraphConfig = field(default_factory=ParagraphConfig)
+    """Pereira et al.'s shingle paragraphs (method ``shingle-paragraphs``)."""
 
     def __post_init__(self) -> None:
         _require(self.method in DEDUP_METHODS, "method", self.method,
@@ -271,4 +285,10 @@ class DedupConfig:
             tags["sketch"] = self.sketch.tag
             if self.method == "supershingle":
                 tags["supershingle"] = f"supershingle:n{self.supershingle_size}"
+        elif self.method == "chunks":
+            tags["chunks"] = self.overlap.tag(self.chunks)
+        elif self.method == "smfa":
+            tags["smfa"] = self.smfa.tag
+        elif self.method == "shingle-paragraphs":
+            tags["paragraphs"] = self.paragraphs.tag
         return tags

@@ -8,15 +8,16 @@ absent; 0-based numbering is shifted to 1-based), ``clusters`` and ``duplicates`
 numeric column whose name contains ``estimate``, carried along as it is. Counts are expected to be
 cumulative; a series that decreases somewhere is taken as per-iteration counts and summed.
 
-**Estimating.** Pereira estimate the final count from a reference collection's growth curve. Here
-the estimate needs no reference: in their algorithm a cluster is found, whole, in the iteration
-whose sub-collection holds its first document, so after the sub-collections holding a share ``p``
-of the documents, a cluster of ``s`` documents has been found with probability
-``1 - (1 - p)^s`` when documents are in random order. Weighting each cluster found so far by the
-inverse of that probability (Horvitz-Thompson) estimates the final clusters and duplicates. The
-sub-collections are ``m`` contiguous runs of documents in input order (as ``numpy.array_split``
-cuts them); crawls are not in random order, so the estimate is biased where a crawl keeps copies
-together, and the report shows its error.
+**Estimating.** Pereira et al. estimate the final count from another collection's growth curve.
+Here the estimate needs no reference: in their algorithm a cluster is found, whole, in the
+iteration whose sub-collection holds its first member. The documents are dealt at random into
+``m`` sub-collections (a seeded permutation cut as ``numpy.array_split`` cuts it, as the
+shingle-paragraph method assigns them at random), so after the first sub-collections, holding
+``k`` of the ``n`` documents, a cluster of ``s`` documents has been found with probability
+``1 - C(n - s, k) / C(n, k)``. Weighting each cluster found so far by the inverse of that
+probability (Horvitz-Thompson) estimates the final clusters and duplicates without bias. The
+estimate is computed on this simulated assignment, from the run's clusters, not from the growth
+table's own run; the table's own estimate columns are shown beside it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "cumulative",
     "cut_iteration",
     "estimate_from_prefix",
+    "found_probability",
     "processed_documents",
     "read_growth",
 ]
@@ -127,20 +129,34 @@ class GrowthEstimate:
     duplicates_estimate: float
 
 
-def estimate_from_prefix(labels: I64, m: int, fraction: float) -> GrowthEstimate:
+def found_probability(count: int, processed: int, sizes: I64) -> npt.NDArray[np.float64]:
+    """The probability that a random set of ``processed`` of ``count`` documents holds at least
+    one member of a cluster of each of ``sizes``: ``1 - C(n - s, k) / C(n, k)``."""
+    largest = int(sizes.max()) if sizes.size else 0
+    steps = (count - processed - np.arange(largest)) / (count - np.arange(largest))
+    missed = np.concatenate([[1.0], np.cumprod(np.clip(steps, 0.0, None))])
+    return np.asarray(1.0 - missed[sizes], dtype=np.float64)
+
+
+def estimate_from_prefix(labels: I64, m: int, fraction: float, seed: int = 0,
+                         order: I64 | None = None) -> GrowthEstimate:
     """The estimate after the first ``fraction`` of ``m`` iterations, from the clusters
-    ``labels`` (see the module docstring)."""
+    ``labels``; ``order`` is the order the sub-collections are cut from (default: a random
+    permutation drawn with ``seed``; see the module docstring)."""
     count = labels.size
+    if order is None:
+        order = np.random.default_rng(seed).permutation(count).astype(np.int64)
     iteration = cut_iteration(m, fraction)
     bound = processed_documents(count, m, iteration)
-    p = bound / count if count else 0.0
+    rank = np.empty(count, dtype=np.int64)
+    rank[order] = np.arange(count, dtype=np.int64)
     sizes = np.bincount(labels) if count else np.empty(0, dtype=np.int64)
     first = np.full(sizes.size, count, dtype=np.int64)
-    np.minimum.at(first, labels, np.arange(count, dtype=np.int64))
-    found = sizes[(sizes >= 2) & (first < bound)]
-    weight = 1.0 / (1.0 - (1.0 - p) ** found.astype(np.float64)) if found.size else found
+    np.minimum.at(first, labels, rank)
+    found = sizes[(sizes >= 2) & (first < bound)].astype(np.int64)
+    weight = 1.0 / found_probability(count, bound, found)
     return GrowthEstimate(
-        fraction=fraction, iteration=iteration, processed=p,
+        fraction=fraction, iteration=iteration, processed=bound / count if count else 0.0,
         clusters_found=int(found.size), duplicates_found=int((found - 1).sum()),
         clusters_estimate=float(np.sum(weight)),
         duplicates_estimate=float(np.sum((found - 1) * weight)))

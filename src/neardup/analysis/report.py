@@ -80,10 +80,11 @@ def replicas_section(runs: Sequence[DedupRun], labels: Sequence[str]) -> Section
         "replicas", SECTION_TITLES["replicas"],
         source="; ".join(run.describe(label, "documents (identical), clusters")
                          for label, run in zip(labels, runs, strict=True)),
-        caption="Look at the first bar of each group: the documents with no copy at all. The "
-                "bars to its right are replication; a method that finds more near-copies moves "
-                "weight out of the first bar. A document's replicas count itself. S&GM98 "
-                "(24M pages, 1998): 64% without an exact copy, 52% without a 2-line-chunk copy.",
+        caption="Look at the first group of bars: the documents with no copy at all, one bar "
+                "per method. The groups to its right are replication; a method that finds more "
+                "near-copies lowers the first group and raises the others. A document's "
+                "replicas count itself. S&GM98 (24M pages, 1998): 64% without an exact copy, "
+                "52% without a 2-line-chunk copy.",
         stats=stats,
         tables=(Table("Share of documents by number of replicas", ("grouping", *bins),
                       ("text", *repeat_unit("share", len(bins))), rows),),

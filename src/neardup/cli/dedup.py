@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from neardup.cli.chunk_options import chunk_options, overlap_fields
 from neardup.config import (
     DEDUP_METHODS,
     DedupConfig,
@@ -88,9 +89,10 @@ def run_dedup(
                    "keeps about N to 2N samples (Broder: mod:1 with 50); 0: one modulus.")
 @click.option("--supershingle-size", type=click.IntRange(1, 64), default=6,
               show_default=True, help="supershingle: sketch values per super-shingle.")
-@click.option("--drop-common", type=click.IntRange(0, None), default=1000, show_default=True,
+@click.option("--drop-common", type=click.IntRange(0, None), default=None,
               help="sketch, supershingle: ignore shingles shared by more documents than this "
-                   "(0: keep all).")
+                   "[default: 1000]; chunks: ignore chunks shared by more documents than this "
+                   "[default: keep all]; 0: keep all.")
 @click.option("--relation", type=click.Choice(["resemblance", "contained"]),
               default="resemblance", show_default=True,
               help="sketch: pair by estimated resemblance, or link each document to the one "
@@ -111,6 +113,7 @@ def run_dedup(
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
+@chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
                   quiet: bool, **options: Any) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
@@ -133,7 +136,8 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
         max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],
-        links=options.get("links", False), **_broder_options(options))
+        links=options.get("links", False), **_broder_options(options),
+        **overlap_fields(options))
 
 
 def _parse_sketch(value: str) -> tuple[str, int]:
@@ -152,7 +156,7 @@ def _broder_options(options: dict[str, Any]) -> dict[str, Any]:
                           bits=int(options.get("sketch_bits", 40)),
                           adaptive=options.get("sketch_adaptive", 0))
     return {"sketch": sketch, "supershingle_size": options.get("supershingle_size", 6),
-            "drop_common": options.get("drop_common", 1000),
+            "drop_common": 1000 if options.get("drop_common") is None else options["drop_common"],
             "relation": options.get("relation", "resemblance")}
 
 
@@ -170,4 +174,7 @@ def render_summary(summary: dict[str, Any], out: Path) -> str:
         near = summary["near"]
         lines.insert(2, f"near pairs: {near['verified']} verified of {near['candidates']} "
                         f"candidates ({near['rejected']} rejected)")
+        if near.get("not_html"):
+            lines.insert(3, f"smfa: {near['not_html']} documents are not HTML and got no "
+                            "fingerprint (SMFA reads HTML block segments)")
     return "\n".join(lines)

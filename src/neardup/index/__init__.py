@@ -1,5 +1,6 @@
 """Candidate search: permuted Hamming tables and LSH bands."""
 
+from neardup.index.compressed import CompressedTable
 from neardup.index.hamming import (
     HammingDesign,
     TablePlan,
@@ -9,10 +10,13 @@ from neardup.index.hamming import (
     permute_table,
 )
 from neardup.index.lsh import LSHBands, choose_bands, lsh_pairs
+from neardup.index.planner import Plan, plan, tables_needed
 
 __all__ = [
+    "CompressedTable",
     "HammingDesign",
     "LSHBands",
+    "Plan",
     "TablePlan",
     "brute_force_pairs",
     "choose_bands",
@@ -20,4 +24,6 @@ __all__ = [
     "hamming_pairs",
     "lsh_pairs",
     "permute_table",
+    "plan",
+    "tables_needed",
 ]

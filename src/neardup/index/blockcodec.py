@@ -147,19 +147,24 @@ def _decode_block(words: U64, block: int, block_words: int, count: int, key: np.
     position += 64
     for i in range(count):
         if i:
-            entry = table[_window(words, position) >> np.uint64(64 - peek)]
+            window = _window(words, position)
+            entry = table[window >> np.uint64(64 - peek)]
             length = int(entry & _LENGTH_MASK)
             symbol = int(entry >> _LENGTH_BITS)
             if length == 0:
                 return n, BAD_CODE, False
-            position += length
             if symbol < EQUAL:
                 h = np.uint64(symbol)
                 if (value >> h) & _ONE:
                     return n, BAD_ORDER, False
-                bits = _window(words, position) >> np.uint64(64 - symbol) if symbol else _ZERO
-                position += symbol
+                if length + symbol > 64:  # the low bits run past this window
+                    window = _window(words, position + length)
+                else:
+                    window <<= np.uint64(length)
+                bits = window >> np.uint64(64 - symbol) if symbol else _ZERO
                 value = (((value >> h) | _ONE) << h) | bits
+                position += symbol
+            position += length
             if position > end:
                 return n, BAD_BLOCK_END, False
         if value > high:

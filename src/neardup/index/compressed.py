@@ -24,6 +24,7 @@ told not to, the checksum) and raises :class:`~neardup.errors.CorruptDataError` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,7 +92,7 @@ def _checksum(header: U64, arrays: Mapping[str, npt.NDArray[Any]]) -> int:
     digest = xxhash.xxh3_64()
     digest.update(header[: _HEADER.index("checksum")].tobytes())
     for name in ARRAY_NAMES[1:]:
-        digest.update(memoryview(np.ascontiguousarray(arrays[name])).cast("B"))
+        digest.update(np.ascontiguousarray(arrays[name]).view(np.uint8).data)
     return int(digest.intdigest())
 
 
@@ -241,11 +242,11 @@ def modelled_bits_per_fingerprint(count: int, block_bytes: int = DEFAULT_BLOCK_B
     ``P(h < j) = E[max(0, 1 - g / 2**j)] = 1 - (1 - exp(-x)) / x`` with ``x = 2**j / g``; the
     model builds the same Huffman code over that distribution and adds what a block costs: its
     first value whole, about half an entry lost at its end, its key and its offset; and, once
-    per table, the header, the code lengths and about half a block of padding at the end.
+    per table, the header and the code lengths.
     """
     _check_block_bytes(block_bytes)
-    if count < 2:
-        return 8.0 * (_FIXED_BYTES + block_bytes + 16) if count else 0.0
+    if count < 1:
+        return 0.0
     x = np.exp2(np.arange(SYMBOLS, dtype=np.float64)) * count / 2.0**64
     below = 1.0 + np.expm1(-x) / x  # P(h < j), j = 0..64; below[0]: equal neighbours
     weights = np.append(np.diff(below), below[0])  # h = 0..63, then EQUAL
@@ -254,5 +255,5 @@ def modelled_bits_per_fingerprint(count: int, block_bytes: int = DEFAULT_BLOCK_B
     extra = np.append(np.arange(64, dtype=np.float64), 0.0)
     entry = float(np.sum(weights * (lengths + extra)))
     per_block = 1.0 + (8 * block_bytes - 64 - entry / 2) / entry
-    fixed = 8.0 * (_FIXED_BYTES + 8 + block_bytes / 2)  # header, code, last offset, padding
-    return (8 * block_bytes + 128) / per_block + fixed / count
+    blocks = math.ceil(count / per_block)
+    return (blocks * (8 * block_bytes + 128) + 8 * (_FIXED_BYTES + 8)) / count

@@ -7,6 +7,8 @@ revisit_of (the doc a revisit repeats, or null).
 containment_ab, containment_ba, shared (chunk methods).
 ``clusters``: doc, cluster (its smallest doc), kept, kept_doc, reason.
 ``links`` (``dedup --links``): doc, url: one row per out-link of an HTML document.
+``growth`` (``--method shingle-paragraphs``): one row per iteration of Pereira's algorithm
+(:mod:`neardup.overlap.iterative`); any other table a near method returns is written the same way.
 ``summary.json``: counts, skips by reason, time per stage and the config tags.
 """
 
@@ -125,6 +127,8 @@ def write_dedup_outputs(
                    write_table(clusters_table(result), out, "clusters", fmt)]
         if with_links:
             written.append(write_table(links_table(result), out, "links", fmt))
+        for name, rows in result.tables.items():
+            written.append(write_table(pa.Table.from_pylist(rows), out, name, fmt))
         summary_path = out / "summary.json"
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
     except OSError as error:

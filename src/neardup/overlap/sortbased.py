@@ -163,8 +163,8 @@ def sort_overlap(relation: ChunkRelation, threshold: int, memory_limit: int | No
         with log.phase("expand_sort_runs") as record:
             runs, memory, expanded = _sorted_runs(relation, capacity, Path(tmp))
             record.update(pairs_expanded=expanded, runs=max(len(runs), 1),
-                          spilled_mb=round(sum(r.length for r in runs) * BYTES_PER_PAIR / 2**20,
-                                           3), buffer_pairs=capacity)
+                          spilled_bytes=sum(r.length for r in runs) * BYTES_PER_PAIR,
+                          buffer_pairs=capacity)
         with log.phase("merge_count") as record:
             if memory is not None:
                 keys, counts = memory

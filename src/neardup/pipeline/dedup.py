@@ -41,6 +41,8 @@ class DedupResult:
     kept_doc: I64
     reasons: list[str]
     stats: dict[str, object] = field(default_factory=dict)
+    tables: dict[str, list[dict[str, object]]] = field(default_factory=dict)
+    """Extra output tables of the near method, by name (see :class:`NearStage`)."""
 
     @property
     def duplicates(self) -> int:
@@ -130,8 +132,10 @@ def find_duplicates(
                                 "empty_text": int(np.count_nonzero(tokens == 0)),
                                 "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}
     method = near_method(config.method)
+    tables: dict[str, list[dict[str, object]]] = {}
     if method is not None:
         near = method.find(config, prints, exact.survivors)
+        tables = near.tables
         parts.append(near.pairs)
         stats["near"] = {"candidates": near.candidates, "verified": len(near.pairs),
                          "rejected": near.rejected, **near.parameters}
@@ -145,7 +149,7 @@ def find_duplicates(
     stats.update(_cluster_stats(cluster, kept_doc))
     stats["seconds"] = timer.seconds | _worker_seconds(prints)
     stats["config"] = config.tags
-    return DedupResult(prints, pairs, cluster, kept_doc, reasons, stats)
+    return DedupResult(prints, pairs, cluster, kept_doc, reasons, stats, tables)
 
 
 def _cluster_stats(cluster: I64, kept_doc: I64) -> dict[str, object]:

@@ -17,9 +17,12 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.errors import ConfigError
+from neardup.pipeline.chunks import chunk_features, find_chunks
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.pipeline.near import NearStage, find_near
+from neardup.pipeline.paragraphs import find_paragraphs, paragraph_features
 from neardup.pipeline.sketch_method import find_sketch, find_supershingle, sketch_features
+from neardup.pipeline.smfa import find_smfa, smfa_features
 
 __all__ = ["FeatureExtractor", "NearMethod", "near_method"]
 
@@ -55,6 +58,9 @@ _METHODS: tuple[NearMethod, ...] = (
     NearMethod("minhash", _fingerprint_method),
     NearMethod("sketch", find_sketch, sketch_features),
     NearMethod("supershingle", find_supershingle, sketch_features),
+    NearMethod("chunks", find_chunks, chunk_features),
+    NearMethod("smfa", find_smfa, smfa_features),
+    NearMethod("shingle-paragraphs", find_paragraphs, paragraph_features),
 )
 _BY_NAME = {method.name: method for method in _METHODS}
 

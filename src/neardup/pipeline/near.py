@@ -30,6 +30,8 @@ class NearStage:
     candidates: int
     rejected: int
     parameters: dict[str, object] = field(default_factory=dict)
+    tables: dict[str, list[dict[str, object]]] = field(default_factory=dict)
+    """Extra output tables of the method, by name, as rows (``growth`` for shingle-paragraphs)."""
 
 
 def _candidates(

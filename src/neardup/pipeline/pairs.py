@@ -24,8 +24,10 @@ class Pairs:
     """Pairs (a, b) of document indices, a < b unless b is a revisit of a; scores per pair.
 
     ``hamming`` is the simhash distance (-1 when not computed), ``estimate`` a sketch's estimate
-    of resemblance (NaN when not computed), ``shared`` the number of chunks the two documents share
-    (-1 when not computed); ``method`` and ``relation`` index METHODS and RELATIONS.
+    of resemblance (of the containment of the contained document, for ``contained`` pairs; NaN
+    when not computed), ``shared`` the number of chunks the two documents share (for the sketch
+    methods: sketch values, or super-shingles; -1 when not computed); ``method`` and ``relation``
+    index METHODS and RELATIONS.
     """
 
     a: I64

@@ -1,0 +1,119 @@
+"""``neardup plan``: Manku's design of permuted Hamming tables for f, k and N."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import click
+
+from neardup.index.planner import Plan, TableLayout, plan
+
+__all__ = ["parse_count", "plan_command", "render_plan"]
+
+_POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
+
+
+def parse_count(text: str) -> int:
+    """A positive count written as ``2^34``, ``2**34``, ``1e9``, ``8_000_000`` or ``8,000,000``;
+    ValueError otherwise."""
+    clean = str(text).replace("_", "").replace(",", "").strip()
+    power = _POWER.match(clean)
+    if power:
+        if int(power[2]) > 64:
+            raise ValueError(f"{text!r} is too large")
+        count = int(pow(int(power[1]), int(power[2])))
+    elif re.fullmatch(r"\d+", clean):
+        count = int(clean)
+    else:
+        number = float(clean)
+        if not number.is_integer():
+            raise ValueError(f"{text!r} is not a whole number")
+        count = int(number)
+    if not 1 <= count <= 2**64:
+        raise ValueError(f"{text!r} is not in 1..2**64")
+    return count
+
+
+def _count_option(ctx: click.Context, param: click.Parameter, value: str) -> int:
+    try:
+        return parse_count(value)
+    except (ValueError, OverflowError):
+        raise click.BadParameter(f"{value!r} is not a count (write 2^34, 2**34, 1e9 or "
+                                 "8000000)") from None
+
+
+def _count_text(count: int) -> str:
+    if count & (count - 1) == 0:
+        return f"2^{count.bit_length() - 1} ({count:,})"
+    return f"{count:,} (2^{math.log2(count):.2f})"
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if count < 1024 or unit == "PiB":
+            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
+        count /= 1024
+    raise AssertionError  # pragma: no cover
+
+
+def _segments(segments: tuple[tuple[int, int], ...]) -> str:
+    return " ".join(f"{start}-{start + width - 1}" for start, width in segments)
+
+
+def _row(index: int, layout: TableLayout, result: Plan) -> str:
+    expected = result.expected_matches(layout.prefix_bits)
+    return (f"{index:>5}  {layout.prefix_bits:>4}  {expected:>14,.6g}  "
+            f"{_segments(layout.leading_segments()):<24}  {_segments(layout.segments)}")
+
+
+def render_plan(result: Plan) -> str:
+    """The plan as a short report with one row per table."""
+    count = len(result.layouts)
+    budget = f" (budget {result.table_budget})" if result.table_budget is not None else ""
+    lines = [
+        f"f={result.bits}, k={result.k}, N={_count_text(result.fingerprints)}",
+        f"{count} tables{budget}, every prefix p_i >= {result.min_prefix} bits "
+        f"(the paper's recursion on real-valued widths: {result.paper_recursion})",
+        f"blocks: {result.blocks}",
+        "",
+        f"{'table':>5}  {'p_i':>4}  {'expected/probe':>14}  {'leading bits':<24}  "
+        "permutation (bit ranges in placement order, bit 0 most significant)",
+        *(_row(i, layout, result) for i, layout in enumerate(result.layouts, 1)),
+        "",
+        f"expected fingerprints checked per probe: {result.expected_per_probe:,.6g} over {count} "
+        f"tables, at most {result.expected_matches(min(result.prefix_bits)):,.6g} in one table",
+        f"memory uncompressed: {_size(result.bytes_uncompressed)} (8 bytes x N x {count} tables)",
+        f"memory compressed:   {_size(result.bytes_compressed)} "
+        f"({result.compressed_bits_per_fingerprint:.2f} bits per fingerprint, modelled for "
+        f"uniformly random fingerprints, blocks of the compressed format included)",
+    ]
+    return "\n".join(lines)
+
+
+@click.command("plan")
+@click.option("--bits", "f", type=click.IntRange(2, 256), default=64, show_default=True,
+              help="Fingerprint width f (tables are spelled out for 64-bit fingerprints).")
+@click.option("--k", type=click.IntRange(0, 255), default=3, show_default=True,
+              help="Largest Hamming distance every table set must find.")
+@click.option("--fingerprints", required=True, callback=_count_option,
+              help="How many fingerprints are stored: 2^34, 2**34, 1e9 or an integer.")
+@click.option("--min-prefix", type=click.IntRange(1, 256), default=None,
+              help="Shortest prefix p_i allowed: the fewest tables that reach it.")
+@click.option("--tables", type=click.IntRange(1, None), default=None,
+              help="Table budget: the design with at most this many tables whose shortest "
+                   "prefix is longest.")
+@click.option("--block-bytes", type=click.IntRange(24, 1 << 20), default=1024, show_default=True,
+              help="Block size of the compressed tables, for the memory estimate.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan_command(f: int, k: int, fingerprints: int, min_prefix: int | None, tables: int | None,
+                 block_bytes: int, as_json: bool) -> None:
+    """Print Manku's permuted-table design: blocks, tables and permutations, each table's
+    prefix length p_i, expected fingerprints checked per probe, memory with and without
+    compression."""
+    if (min_prefix is None) == (tables is None):
+        raise click.UsageError("give exactly one of --min-prefix and --tables")
+    result = plan(f, k, fingerprints, min_prefix=min_prefix, tables=tables,
+                  block_bytes=block_bytes)
+    click.echo(json.dumps(result.as_dict(), indent=2) if as_json else render_plan(result))

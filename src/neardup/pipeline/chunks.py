@@ -1,0 +1,84 @@
+"""The ``chunks`` near method: S&GM98's all-pairs overlap inside ``dedup``.
+
+Per document (in the worker processes): its distinct 32-bit chunk fingerprints
+(:mod:`neardup.fingerprints.chunkprint`). Over the documents that survive the spine's exact levels:
+the FPrint-DocID relation, optionally without the chunks shared by more than ``drop_common``
+documents, then the Overlap table by the sort-based join or by coarse counting
+(:mod:`neardup.overlap.sortbased`, :mod:`neardup.overlap.coarse`): every pair sharing at least T
+chunks. Each pair is verified on the spine's shingle sets and carries its count F in ``shared``.
+``summary.json`` gets, under ``near``, the chunking, T, the relation's size, what
+``drop_common`` removed and, per phase, its time, peak memory and counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.config import DedupConfig
+from neardup.document import Document
+from neardup.fingerprints.chunkprint import chunk_fingerprints
+from neardup.overlap.coarse import coarse_overlap
+from neardup.overlap.relation import ChunkRelation
+from neardup.overlap.sortbased import Overlap, sort_overlap
+from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.pipeline.near import NearStage
+from neardup.pipeline.verify import verified_pairs
+
+__all__ = ["chunk_features", "find_chunks"]
+
+U32 = npt.NDArray[np.uint32]
+I64 = npt.NDArray[np.int64]
+
+
+def chunk_features(config: DedupConfig) -> Callable[[Document, str, bytes], U32]:
+    """The per-document extractor: the document's distinct chunk fingerprints, sorted."""
+    chunk = config.chunks
+
+    def extract(doc: Document, text: str, canonical: bytes) -> U32:
+        return chunk_fingerprints(text, chunk)
+
+    return extract
+
+
+def _chunk_set(prints: DocumentPrints) -> U32:
+    features = prints.features
+    if features is None:
+        return np.empty(0, dtype=np.uint32)
+    if not isinstance(features, np.ndarray):
+        raise TypeError(f"document {prints.id!r} has no chunk fingerprints")
+    return features.astype(np.uint32, copy=False)
+
+
+def overlap_of(relation: ChunkRelation, config: DedupConfig) -> Overlap:
+    """The Overlap table of ``relation`` by the configured algorithm."""
+    overlap = config.overlap
+    threshold = overlap.threshold(config.chunks)
+    if overlap.algorithm == "coarse":
+        return coarse_overlap(relation, threshold, overlap.buckets, overlap.hashes, overlap.pilot,
+                              overlap.seed)
+    return sort_overlap(relation, threshold, overlap.memory_limit)
+
+
+def find_chunks(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+    """Pairs of survivors sharing at least T chunk fingerprints (``--method chunks``)."""
+    sets = [_chunk_set(prints[i]) for i in survivors.tolist()]
+    relation = ChunkRelation.from_sets(sets)
+    rows = len(relation)
+    dropped_fprints = dropped_rows = 0
+    if config.overlap.drop_common is not None:
+        relation, dropped_fprints, dropped_rows = relation.drop_common(config.overlap.drop_common)
+    found = overlap_of(relation, config)
+    pairs, rejected = verified_pairs(config, prints, survivors, found.a, found.b, found.shared)
+    parameters: dict[str, object] = {
+        "chunk": config.chunks.spec, "min_shared": config.overlap.threshold(config.chunks),
+        "algorithm": config.overlap.algorithm,
+        "documents_with_chunks": int(sum(s.size > 0 for s in sets)),
+        "fprint_docid_rows": rows,
+        "drop_common": {"limit": config.overlap.drop_common, "chunks_dropped": dropped_fprints,
+                        "rows_dropped": dropped_rows},
+        "overlap_pairs": len(found), "phases": found.phases,
+    }
+    return NearStage(pairs, len(found), rejected, parameters)

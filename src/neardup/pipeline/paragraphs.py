@@ -1,0 +1,118 @@
+"""The ``shingle-paragraphs`` near method: Pereira, Baeza-Yates & Ziviani inside ``dedup``.
+
+Per document (in the worker processes): its shingle paragraphs as a multiset of keys
+(:mod:`neardup.fingerprints.paragraphprint`), for documents longer than ``min_chars``
+characters. Over the documents that survive the spine's exact levels: the paper's iterative
+algorithm over ``iterations`` sub-collections (:mod:`neardup.overlap.iterative`), giving clusters
+of equal shingle paragraphs, near-duplicates at ``level`` percent, and the growth of clusters and
+duplicates after each iteration with the estimate of the final count.
+
+Counts follow the paper: documents longer than ``min_chars`` characters only, every document of
+an exact-level group counted (the spine collapses identical and lexically equivalent copies
+before this stage; each survivor stands for its group, whose other members are duplicates in its
+cluster). Revisit records are not counted. The growth records become the ``growth`` output table
+and ``near.growth`` in ``summary.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.cluster.unionfind import components
+from neardup.config import DedupConfig
+from neardup.document import Document
+from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
+from neardup.overlap.iterative import ParagraphSets, find_paragraph_pairs
+from neardup.pipeline.exact import collapse_exact
+from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.pipeline.near import NearStage
+from neardup.pipeline.verify import verified_pairs
+
+__all__ = ["find_paragraphs", "paragraph_features"]
+
+I64 = npt.NDArray[np.int64]
+
+
+def paragraph_features(config: DedupConfig) -> Callable[[Document, str, bytes],
+                                                          ParagraphPrint | None]:
+    """The per-document extractor: shingle-paragraph keys, or None for a short document."""
+    paragraphs = config.paragraphs
+
+    def extract(doc: Document, text: str, canonical: bytes) -> ParagraphPrint | None:
+        return paragraph_print(text, paragraphs)
+
+    return extract
+
+
+def exact_weights(prints: list[DocumentPrints], docs: I64) -> I64:
+    """For each of ``docs`` (exact-level survivors), the number of documents of its exact-level
+    group, itself included (revisit records left out)."""
+    candidates = np.flatnonzero([p.revisit_of is None for p in prints]).astype(np.int64)
+    levels = {name: np.array([getattr(p, name) for p in prints], dtype=np.uint64)
+              for name in ("identical", "lexical", "shingle")}
+    tokens = np.array([p.tokens for p in prints], dtype=np.int64)
+    exact = collapse_exact(levels, tokens, candidates)
+    label = components(len(prints), exact.pairs.a, exact.pairs.b)
+    sizes = np.bincount(label[candidates], minlength=len(prints))
+    return sizes[label[docs]].astype(np.int64)
+
+
+def _sets(chosen: list[ParagraphPrint], weights: I64) -> ParagraphSets:
+    offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in chosen], out=offsets[1:])
+    flat = (np.concatenate([p.keys for p in chosen]) if chosen
+            else np.empty(0, dtype=np.uint64))
+    multiset = np.array([p.multiset for p in chosen], dtype=np.uint64)
+    return ParagraphSets(flat.astype(np.uint64), offsets, multiset, weights)
+
+
+def _estimates(growth: list[dict[str, object]], documents: int) -> dict[str, object]:
+    """The estimates of the final duplicates after 20% and 50% of the iterations, and their
+    errors in percentage points of the documents (the paper's measure)."""
+    out: dict[str, object] = {}
+    if not growth:
+        return out
+    final = float(growth[-1]["duplicates"])  # type: ignore[arg-type]
+    for share in (20, 50):
+        at = max(1, round(len(growth) * share / 100))
+        estimate = float(growth[at - 1]["estimated_duplicates"])  # type: ignore[arg-type]
+        error = 100 * (estimate - final) / documents if documents else 0.0
+        out[f"estimate_from_{share}pct"] = {"iteration": at, "duplicates": round(estimate, 1),
+                                            "error_points": round(error, 2)}
+    return out
+
+
+def _percent(count: object, documents: int) -> float:
+    return round(100 * float(count) / documents, 2) if documents else 0.0  # type: ignore[arg-type]
+
+
+def find_paragraphs(config: DedupConfig, prints: list[DocumentPrints],
+                    survivors: I64) -> NearStage:
+    """Clusters of equal shingle paragraphs and near-duplicates at the level
+    (``--method shingle-paragraphs``)."""
+    features = [prints[i].features for i in survivors.tolist()]
+    eligible = [k for k, f in enumerate(features) if isinstance(f, ParagraphPrint) and len(f)]
+    docs = survivors[np.array(eligible, dtype=np.int64)]
+    weights = exact_weights(prints, docs)
+    chosen = [features[k] for k in eligible]
+    sets = _sets(chosen, weights)  # type: ignore[arg-type]
+    cfg = config.paragraphs
+    a, b, shared, growth = find_paragraph_pairs(sets, cfg.level, cfg.iterations, cfg.seed)
+    pairs, rejected = verified_pairs(config, prints, docs, a, b, shared)
+    documents = int(weights.sum())
+    last = growth[-1] if growth else {}
+    parameters: dict[str, object] = {
+        "paragraphs": cfg.tag, "level": cfg.level, "iterations": cfg.iterations,
+        "documents_considered": documents, "survivors_considered": len(eligible),
+        "survivors_too_short": len(features) - len(eligible),
+        "clusters": last.get("clusters", 0), "duplicates": last.get("duplicates", 0),
+        "near_clusters": last.get("near_clusters", 0),
+        "near_duplicates": last.get("near_duplicates", 0),
+        "percent_duplicates": _percent(last.get("duplicates", 0), documents),
+        "percent_near_duplicates": _percent(last.get("near_duplicates", 0), documents),
+        **_estimates(growth, documents), "growth": growth,
+    }
+    return NearStage(pairs, int(a.size), rejected, parameters, tables={"growth": growth})

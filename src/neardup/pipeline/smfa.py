@@ -1,0 +1,92 @@
+"""The ``smfa`` near method: Wang & Chen's single MD5 fingerprint inside ``dedup``.
+
+Per document (in the worker processes): the SMFA fingerprint of its raw HTML
+(:mod:`neardup.fingerprints.smfa`; the page is parsed once more for its block segments). Over
+the documents that survive the spine's exact levels, equal fingerprints are near-replicas: each
+member of a group is paired with the group's first document (a star, so a group of g pages gives
+g - 1 pairs, not g(g-1)/2; the clusters are the same), ``shared`` = the number of segments behind
+the fingerprint, and every pair is verified on the spine's shingle sets.
+
+SMFA reads HTML block tags, so it works on raw HTML only. Documents that are not HTML (plain-text
+files, JSONL or Parquet ``text`` fields, ``text/plain`` responses) get no fingerprint and are
+counted in ``summary.json`` (``near.not_html``, with their sources); when *no* document is HTML
+the run stops with an error naming the inputs, as SMFA would find nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.config import DedupConfig
+from neardup.document import Document
+from neardup.errors import ConfigError
+from neardup.fingerprints.smfa import SmfaPrint, smfa_fingerprint
+from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.pipeline.near import NearStage
+from neardup.pipeline.verify import verified_pairs
+from neardup.text.html import html_blocks
+
+__all__ = ["NOT_HTML", "find_smfa", "smfa_features"]
+
+I64 = npt.NDArray[np.int64]
+NOT_HTML = "not-html"
+"""The feature of a document that is not HTML (SMFA cannot fingerprint it)."""
+
+
+def smfa_features(config: DedupConfig) -> Callable[[Document, str, bytes], SmfaPrint | str | None]:
+    """The per-document extractor: the SMFA fingerprint, None, or NOT_HTML."""
+    smfa = config.smfa
+
+    def extract(doc: Document, text: str, canonical: bytes) -> SmfaPrint | str | None:
+        if doc.kind != "html":
+            return NOT_HTML
+        return smfa_fingerprint(html_blocks(doc.raw, charset=doc.charset), smfa)
+
+    return extract
+
+
+def _refuse_plain_text(prints: list[DocumentPrints], not_html: list[int]) -> None:
+    sources = sorted({prints[i].source or prints[i].id for i in not_html})
+    shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+    raise ConfigError(f"method='smfa' needs raw HTML: {shown} gave {len(not_html)} plain-text "
+                      "documents and no HTML page (SMFA fingerprints HTML block segments)")
+
+
+def _star_pairs(digests: list[bytes]) -> tuple[I64, I64]:
+    """Each document with an earlier equal digest, paired with the first one (local indices)."""
+    first: dict[bytes, int] = {}
+    a: list[int] = []
+    b: list[int] = []
+    for index, digest in enumerate(digests):
+        head = first.setdefault(digest, index)
+        if head != index:
+            a.append(head)
+            b.append(index)
+    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+
+
+def find_smfa(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+    """Pairs of survivors with equal SMFA fingerprints (``--method smfa``)."""
+    features = [prints[i].features for i in survivors.tolist()]
+    not_html = [int(i) for i, f in zip(survivors.tolist(), features, strict=True)
+                if f == NOT_HTML]
+    if not_html and len(not_html) == len(features):
+        _refuse_plain_text(prints, not_html)
+    chosen = np.array([i for i, f in enumerate(features) if isinstance(f, SmfaPrint)],
+                      dtype=np.int64)
+    smfa = [f for f in features if isinstance(f, SmfaPrint)]
+    a, b = _star_pairs([f.digest for f in smfa])
+    used = np.array([f.segments for f in smfa], dtype=np.int64)
+    docs = survivors[chosen]
+    pairs, rejected = verified_pairs(config, prints, docs, a, b, used[a] if a.size else a)
+    parameters: dict[str, object] = {
+        "smfa": config.smfa.tag, "fingerprinted": int(chosen.size),
+        "no_fingerprint": len(features) - chosen.size - len(not_html),
+        "not_html": len(not_html),
+        "not_html_sources": sorted({prints[i].source for i in not_html})[:20],
+        "groups": len({f.digest for f in smfa}) if smfa else 0,
+    }
+    return NearStage(pairs, int(a.size), rejected, parameters)
