@@ -264,3 +264,17 @@ def test_lost_and_found_across_sweeps(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert {m["url"] for m in json.loads(result.output)} == {"http://old.example/page",
                                                               "http://new.example/moved"}
+
+
+def test_the_report_reads_a_store(tmp_path: Path) -> None:
+    with open_store(tmp_path / "s") as store:
+        store.add(_corpus(60, seed=11), sweep="a")
+        documents, clusters = store.tables()
+        assert documents.num_rows == clusters.num_rows == 60
+        kept = clusters.column("kept").to_pylist()
+        assert 0 < sum(kept) < 60                      # near-copies share a cluster
+    result = CliRunner().invoke(cli, ["report", "--store", str(tmp_path / "s"),
+                                      "-o", str(tmp_path / "r.html"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "Cluster sizes" in json.dumps(report)

@@ -24,7 +24,8 @@ import pyarrow.parquet as pq
 from neardup.analysis.replication import dense_labels
 from neardup.errors import SourceError
 
-__all__ = ["DedupRun", "column_array", "column_list", "read_dedup_dir", "read_table", "run_labels"]
+__all__ = ["DedupRun", "column_array", "column_list", "read_dedup_dir", "read_store", "read_table",
+           "run_labels"]
 
 I64 = npt.NDArray[np.int64]
 _REQUIRED = {"documents": ("doc", "url", "host", "length", "identical"),
@@ -154,3 +155,15 @@ def read_dedup_dir(path: str | Path) -> DedupRun:
         documents=_in_doc_order(documents, directory, "documents", count),
         clusters=_in_doc_order(clusters, directory, "clusters", count),
         links=read_table(directory, "links"), growth=read_table(directory, "growth"))
+
+
+def read_store(path: str | Path) -> DedupRun:
+    """A persistent store (``neardup index``) as a run: its documents and its clusters (simhash
+    within the store's k, merged incrementally as documents were added)."""
+    from neardup.store import open_store
+
+    with open_store(path, read_only=True) as store:
+        documents, clusters = store.tables()
+        summary = {"method": "store", "documents": len(store),
+                   "near": {"k": store.config.max_k}, "config": store.config.tags}
+    return DedupRun(Path(path), summary, documents, clusters)

@@ -10,11 +10,13 @@ __all__ = ["report_command"]
 
 
 @click.command("report")
-@click.option("--from", "sources", required=True, multiple=True,
+@click.option("--from", "sources", multiple=True,
               type=click.Path(path_type=Path),
               help="A dedup --out directory; repeat it to compare methods run over the same "
                    "input (one bar group per run; sections 3, 5, 6 and 7 use the first run "
                    "that has what they need).")
+@click.option("--store", "stores", multiple=True, type=click.Path(path_type=Path),
+              help="A store directory (neardup index), as a run of its own (repeatable).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The HTML file to write (self-contained: figures embedded).")
 @click.option("--json", "with_json", is_flag=True,
@@ -24,15 +26,19 @@ __all__ = ["report_command"]
                    "of each input file].")
 @click.option("--top", type=click.IntRange(1, 100), default=10, show_default=True,
               help="Rows of the ranked tables (collections, server pairs, spikes).")
-def report_command(sources: tuple[Path, ...], output: Path, with_json: bool,
+def report_command(sources: tuple[Path, ...], stores: tuple[Path, ...], output: Path,
+                   with_json: bool,
                    seeds: tuple[str, ...], top: int) -> None:
     """Write the replication report of dedup output directories: replicas per document, cluster
     sizes, replicated collections and mirrors, crawl savings, link graph, growth and the simhash
     distribution, each section omitted with its reason when its input is missing."""
     from neardup.analysis import build_report, read_dedup_dir
+    from neardup.analysis.dedupdir import read_store
     from neardup.analysis.render import write_report
 
-    runs = [read_dedup_dir(path) for path in sources]
+    if not sources and not stores:
+        raise click.UsageError("give at least one --from DIR or --store DIR")
+    runs = [read_dedup_dir(path) for path in sources] + [read_store(path) for path in stores]
     report = build_report(runs, seeds=seeds, top=top)
     json_path = output.with_suffix(".json") if with_json else None
     if json_path == output:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from neardup.analysis.sweeps import Sighting
 from neardup.config import StoreConfig
@@ -37,7 +38,7 @@ from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import sketch_of, store_fingerprinter
-from neardup.store.records import AddReport, document_row
+from neardup.store.records import AddReport, document_row, unsigned
 
 __all__ = ["Store", "open_store"]
 
@@ -284,6 +285,28 @@ class Store:
         if isinstance(doc, str):
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
         return similar_documents(self, doc, resemblance, containment, explain)
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        """The stored documents and their clusters, in the schema of ``dedup``'s ``documents``
+        and ``clusters`` outputs (a cluster keeps its first document)."""
+        rows = self.db.execute(
+            "SELECT doc, id, url, host, source, length, fetched, text_chars, tokens, identical, "
+            "lexical, shingle, simhash, cluster, sweep FROM documents ORDER BY doc").fetchall()
+        columns = list(zip(*rows, strict=True)) if rows else [()] * 15
+        hexed = [[f"{unsigned(v):016x}" for v in columns[i]] for i in range(9, 13)]
+        documents = pa.table({
+            "doc": pa.array(columns[0], pa.int64()), "id": list(columns[1]),
+            "url": list(columns[2]), "host": list(columns[3]), "source": list(columns[4]),
+            "length": pa.array(columns[5], pa.int64()), "fetched": list(columns[6]),
+            "text_chars": pa.array(columns[7], pa.int64()),
+            "tokens": pa.array(columns[8], pa.int64()), "identical": hexed[0],
+            "lexical": hexed[1], "shingle": hexed[2], "simhash": hexed[3],
+            "sweep": list(columns[14])})
+        cluster = np.array(columns[13], dtype=np.int64)
+        doc = np.array(columns[0], dtype=np.int64)
+        clusters = pa.table({"doc": doc, "cluster": cluster, "kept": doc == cluster,
+                             "kept_doc": cluster})
+        return documents, clusters
 
     def sightings(self) -> tuple[list[Sighting], list[str]]:
         """Every stored URL with its sweep, fetch time and cluster; and the sweeps in the order
