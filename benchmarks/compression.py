@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from common import (
     DATA_DIR,
     RESULTS_DIR,
@@ -39,7 +40,6 @@ from common import (
     require_data,
     write_results,
 )
-
 from neardup.fingerprints.simhash import SimHash
 from neardup.index.compressed import (
     CompressedTable,

@@ -214,7 +214,7 @@ def test_a_flipped_bit_without_checksum_fails_decoding() -> None:
     words = arrays["words"].copy()
     words[1:16] = 0  # the entries of block 0 (a flip that keeps the order may go unnoticed)
     table = CompressedTable.from_arrays({**arrays, "words": words}, verify=False)
-    with pytest.raises(CorruptDataError, match="compressed table: a block holds"):
+    with pytest.raises(CorruptDataError, match="compressed table: corrupt block data"):
         table.decode_all()
 
 

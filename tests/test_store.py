@@ -278,3 +278,23 @@ def test_the_report_reads_a_store(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r.json").read_text())
     assert "Cluster sizes" in json.dumps(report)
+
+
+def test_a_planned_design_drives_the_store(tmp_path: Path) -> None:
+    jsonl = tmp_path / "docs.jsonl"
+    docs = _corpus(45, seed=12)
+    jsonl.write_text("".join(json.dumps({"id": d.id, "text": d.raw.decode()}) + "\n"
+                             for d in docs))
+    store = str(tmp_path / "s")
+    result = CliRunner().invoke(cli, ["index", str(jsonl), "--store", store, "--tables", "10",
+                                      "--expected", "2^30", "--compress", "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    with open_store(store, read_only=True) as opened:
+        assert len(opened.config.tables) == 10 and opened.config.compress
+        assert {bits for _, bits in opened.config.tables} == {25, 26}
+        ids, fps = _simhashes(tmp_path / "s")
+        expected = brute_force_matches(fps, ids, fps, 3)
+        found = opened.index.query_batch(fps, 3)
+        assert len(found) == len(expected)
+        for doc in docs[:10]:
+            assert doc.id in [m.id for m in opened.query(doc)]

@@ -10,7 +10,7 @@ import click
 
 from neardup.index.planner import Plan, TableLayout, plan
 
-__all__ = ["parse_count", "plan_command", "render_plan"]
+__all__ = ["count_option", "parse_count", "plan_command", "render_plan"]
 
 _POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
 
@@ -36,7 +36,7 @@ def parse_count(text: str) -> int:
     return count
 
 
-def _count_option(ctx: click.Context, param: click.Parameter, value: str) -> int:
+def count_option(ctx: click.Context, param: click.Parameter, value: str) -> int:
     try:
         return parse_count(value)
     except (ValueError, OverflowError):
@@ -97,7 +97,7 @@ def render_plan(result: Plan) -> str:
               help="Fingerprint width f (tables are spelled out for 64-bit fingerprints).")
 @click.option("--k", type=click.IntRange(0, 255), default=3, show_default=True,
               help="Largest Hamming distance every table set must find.")
-@click.option("--fingerprints", required=True, callback=_count_option,
+@click.option("--fingerprints", required=True, callback=count_option,
               help="How many fingerprints are stored: 2^34, 2**34, 1e9 or an integer.")
 @click.option("--min-prefix", type=click.IntRange(1, 256), default=None,
               help="Shortest prefix p_i allowed: the fewest tables that reach it.")

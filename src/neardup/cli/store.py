@@ -10,9 +10,11 @@ from typing import Any
 import click
 
 from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
-from neardup.config import StoreConfig, TextConfig
+from neardup.cli.plan import count_option
+from neardup.config import StoreConfig, TableSpec, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
+from neardup.index.planner import plan
 from neardup.pipeline.executor import default_workers
 from neardup.sources import open_sources
 from neardup.store import Store, StoreMatch, open_store
@@ -23,11 +25,21 @@ STORE_OPTION = click.option("--store", "store_dir", required=True,
                             type=click.Path(path_type=Path), help="The store directory.")
 
 
-def _store_config(k: int, no_sketch: bool, main_content: bool, compress: bool) -> StoreConfig:
+def _store_config(k: int, no_sketch: bool, main_content: bool, compress: bool,
+                  design: tuple[TableSpec, ...]) -> StoreConfig:
     text = TextConfig(main_content=main_content)
     if no_sketch:
-        return StoreConfig(text=text, max_k=k, compress=compress, sketch=None)
-    return StoreConfig(text=text, max_k=k, compress=compress)
+        return StoreConfig(text=text, max_k=k, compress=compress, sketch=None, tables=design)
+    return StoreConfig(text=text, max_k=k, compress=compress, tables=design)
+
+
+def _design(k: int, expected: int, tables: int | None,
+            min_prefix: int | None) -> tuple[TableSpec, ...]:
+    """The planner's tables for ``expected`` fingerprints (none asked: the default design)."""
+    if tables is None and min_prefix is None:
+        return ()
+    chosen = plan(64, k, expected, tables=tables, min_prefix=min_prefix)
+    return tuple((t.segments, t.prefix_bits) for t in chosen.tables)
 
 
 @click.command("index")
@@ -38,6 +50,13 @@ def _store_config(k: int, no_sketch: bool, main_content: bool, compress: bool) -
               help="New store: the largest Hamming distance it answers [default: 3].")
 @click.option("--compress", is_flag=True, default=None,
               help="New store: compress the tables (Manku, section 3.2).")
+@click.option("--tables", type=click.IntRange(1, 10_000), default=None,
+              help="New store: the planner's design with at most this many tables "
+                   "(see neardup plan) [default: k + 1 blocks, one table each].")
+@click.option("--min-prefix", type=click.IntRange(1, 64), default=None,
+              help="New store: the planner's design whose prefixes all have this many bits.")
+@click.option("--expected", callback=count_option, default="10000000", show_default=True,
+              help="New store: fingerprints the planner designs for (2^30, 1e9, ...).")
 @click.option("--no-sketch", is_flag=True, default=None,
               help="New store: keep no Broder sketches (no resemblance or containment scores).")
 @click.option("--main-content", is_flag=True, default=None,
@@ -48,14 +67,16 @@ def _store_config(k: int, no_sketch: bool, main_content: bool, compress: bool) -
               help="Worker processes [default: 0 = one per core].")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
-                  max_k: int | None, compress: bool | None, no_sketch: bool | None,
+                  max_k: int | None, compress: bool | None, tables: int | None,
+                  min_prefix: int | None, expected: int, no_sketch: bool | None,
                   main_content: bool | None, media: str, workers: int, as_json: bool) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only)."""
-    chosen = (max_k, compress, no_sketch, main_content)
+    chosen = (max_k, compress, no_sketch, main_content, tables, min_prefix)
     config = None
     if not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
-        config = _store_config(3 if max_k is None else max_k, bool(no_sketch),
-                               bool(main_content), bool(compress))
+        k = 3 if max_k is None else max_k
+        config = _store_config(k, bool(no_sketch), bool(main_content), bool(compress),
+                               _design(k, expected, tables, min_prefix))
     for path in inputs:
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")

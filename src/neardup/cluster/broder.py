@@ -81,19 +81,19 @@ class SharedCounts:
 
 def expand_sorted(flat: U64, offsets: I64, piece: int = DEFAULT_PIECE) -> ShingleRuns:
     """Phase 2: every sketch value with its document, sorted by (value, doc)."""
-    docs = np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+    values = np.empty(flat.size, dtype=np.uint64)
+    docs = np.empty(flat.size, dtype=np.int64)
     bounds = [*range(0, flat.size, max(piece, 1)), flat.size]
-    runs_values, runs_docs = [], []
     for start, end in itertools.pairwise(bounds):
         order = np.argsort(flat[start:end], kind="stable")
-        runs_values.append(flat[start:end][order])
-        runs_docs.append(docs[start:end][order])
-    if len(runs_values) <= 1:
-        values = runs_values[0] if runs_values else np.empty(0, np.uint64)
-        return ShingleRuns(values, runs_docs[0] if runs_docs else np.empty(0, np.int64))
-    values, merged_docs = np.concatenate(runs_values), np.concatenate(runs_docs)
-    order = np.argsort(values, kind="stable")  # timsort: merges the sorted runs
-    return ShingleRuns(values[order], merged_docs[order])
+        values[start:end] = flat[start:end][order]
+        owners = np.searchsorted(offsets, np.arange(start, end), side="right") - 1
+        docs[start:end] = owners[order]
+    if len(bounds) > 2:
+        order = np.argsort(values, kind="stable")  # timsort: merges the sorted runs
+        values = values[order]
+        docs = docs[order]
+    return ShingleRuns(values, docs)
 
 
 def _run_bounds(values: npt.NDArray[np.uint64] | I64) -> tuple[I64, I64]:

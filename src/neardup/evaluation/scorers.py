@@ -35,6 +35,7 @@ import numpy.typing as npt
 from neardup.cluster.relations import overlap_scores
 from neardup.config import DEFAULT_THRESHOLDS, DedupConfig
 from neardup.errors import ConfigError
+from neardup.evaluation.chunk_scorers import paragraph_percentages, shared_chunks, smfa_equal
 from neardup.evaluation.documents import PairDocuments
 from neardup.evaluation.metrics import ThresholdGrid
 from neardup.fingerprints.exact import exact_prints
@@ -214,6 +215,18 @@ BUILTIN_SCORERS: tuple[Scorer, ...] = (
     Scorer("supershingle", _shared_supershingles,
            Rule("shared super-shingles", "n", integral=True, default=1.0),
            summary="super-shingles (DedupConfig.supershingle_size sketch values) in common"),
+    Scorer("chunks", shared_chunks,
+           Rule("shared chunks", "T", integral=True,
+                default=float(_DEFAULTS.overlap.threshold(_DEFAULTS.chunks))),
+           summary="distinct 4-line chunk fingerprints in common (S&GM98; DedupConfig.chunks)"),
+    Scorer("smfa", smfa_equal,
+           Rule("equal SMFA fingerprints", "equal", grid=(1.0,), integral=True, default=1.0),
+           needs="html", summary="1 when the MD5 of the 3 longest HTML segments are equal"),
+    Scorer("shingle-paragraphs", paragraph_percentages,
+           Rule("identical shingle paragraphs (%)", "level", grid=(50.0, 70.0, 90.0, 100.0),
+                curve=tuple(float(p) for p in range(0, 101, 5)),
+                default=float(_DEFAULTS.paragraphs.level)),
+           summary="percentage of identical shingle paragraphs of both documents (Pereira)"),
 )
 _REGISTRY: dict[str, Scorer] = {s.name: s for s in BUILTIN_SCORERS}
 

@@ -10,8 +10,9 @@ over the text (numba) gives each token its hash (the same as
   block element on a line of its own; plain text keeps its line breaks); ``lines:n`` groups n
   consecutive such lines, without overlap;
 - **sentences**: a sentence ends at ``.``, ``!`` or ``?`` followed by white space or the end, at
-  ``。``, ``！``, ``？``, and at every line break (in extracted HTML a line is a block, and a
-  sentence never spans blocks; for hard-wrapped plain text prefer paragraphs);
+  the ideographic full stop U+3002, at the fullwidth U+FF01 and U+FF1F, and at every line break
+  (in extracted HTML a line is a block, and a sentence never spans blocks; for hard-wrapped plain
+  text prefer paragraphs);
 - **paragraphs**: runs of lines separated by a line without tokens (a blank line, or a rule such as
   ``-----``);
 - **words**: ``words:n`` groups n consecutive tokens, without overlap;
@@ -36,7 +37,7 @@ from numba import njit
 
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
 from neardup.overlap.config import ChunkConfig
-from neardup.text.canonical import STANDALONE, WORD, _class_at, _code_point_classes
+from neardup.text.canonical import SEPARATOR, WORD, _class_at, _code_point_classes
 from neardup.text.segment import pereira_sentences
 
 __all__ = ["TokenChunks", "chunk_hashes", "chunk_tokens", "scan_tokens", "shingle_paragraphs"]
@@ -62,9 +63,9 @@ def _ends_sentence(buf: U8, i: int, length: int) -> bool:  # pragma: no cover - 
             return i + 1 >= buf.size or _is_space(buf[i + 1])
         return False
     if length == 3 and lead == 0xE3:  # U+3002 ideographic full stop
-        return buf[i + 1] == 0x80 and buf[i + 2] == 0x82
+        return bool(buf[i + 1] == 0x80 and buf[i + 2] == 0x82)
     if length == 3 and lead == 0xEF and buf[i + 1] == 0xBC:  # U+FF01, U+FF1F fullwidth ! ?
-        return buf[i + 2] == 0x81 or buf[i + 2] == 0x9F
+        return bool(buf[i + 2] == 0x81 or buf[i + 2] == 0x9F)
     return False
 
 
@@ -88,7 +89,7 @@ def _scan(buf: U8, classes: U8) -> tuple[U64, I64, I64, I64]:  # pragma: no cove
             hashes[count] = _fmix64(h)
             count += 1
             in_token = False
-        if cls == WORD or cls == STANDALONE:
+        if cls != SEPARATOR:  # a word or a standalone character starts a token
             if blank and used[2]:
                 ids[2] += 1
                 used[2] = False

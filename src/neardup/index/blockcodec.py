@@ -208,9 +208,11 @@ def lower_bound(keys: U64, x: np.uint64) -> int:  # pragma: no cover - compiled
 
 @njit(cache=True)
 def decode_range(words: U64, keys: U64, offsets: I64, table: U16, peek: int, block_words: int,
-                 low: np.uint64, high: np.uint64) -> tuple[U64, int]:  # pragma: no cover
+                 low_bound: int, high_bound: int) -> tuple[U64, int]:  # pragma: no cover
     """The stored values in [low, high] and a status, decoding only the blocks whose key range
-    can hold them: from the first block whose key is >= low to the first whose key is > high."""
+    can hold them: from the first block whose key is >= low to the first whose key is > high.
+    The bounds come as int64 holding the bit patterns of the uint64 bounds."""
+    low, high = np.uint64(low_bound), np.uint64(high_bound)
     first = lower_bound(keys, low)
     if first >= keys.size:
         return np.empty(0, dtype=np.uint64), 0

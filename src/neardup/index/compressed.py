@@ -59,10 +59,11 @@ _DTYPES = {"header": np.uint64, "code_lengths": np.uint8, "keys": np.uint64,
            "offsets": np.int64, "words": np.uint64}
 _HEADER = ("magic", "version", "block_bytes", "count", "blocks", "checksum")
 _STATUS = {blockcodec.BAD_CODE: "a bit pattern that is no Huffman code",
-           blockcodec.BAD_BLOCK_END: "an entry running past the end of its block",
+           blockcodec.BAD_BLOCK_END: "an entry runs past the end of its block",
            blockcodec.BAD_ORDER: "values out of order",
-           blockcodec.BAD_KEY: "a block that does not end on its key"}
+           blockcodec.BAD_KEY: "a block does not end on its key"}
 _TOP = 2**64 - 1
+_decode_range = blockcodec.decode_range
 _FIXED_BYTES = 8 * len(_HEADER) + SYMBOLS
 
 
@@ -103,12 +104,16 @@ def _corrupt(what: str) -> CorruptDataError:
 class CompressedTable:
     """One sorted table of 64-bit values, compressed; see the module docstring for the format."""
 
-    __slots__ = ("_arrays", "_peek", "_table", "block_bytes")
+    __slots__ = ("_arrays", "_block_words", "_count", "_keys", "_offsets", "_peek", "_table",
+                 "_words", "block_bytes")
 
     def __init__(self, arrays: dict[str, npt.NDArray[Any]]) -> None:
         """Use :meth:`build` or :meth:`from_arrays`."""
         self._arrays = arrays
         self.block_bytes = int(arrays["header"][_HEADER.index("block_bytes")])
+        self._block_words = self.block_bytes // 8
+        self._count = int(arrays["offsets"][-1])
+        self._words, self._keys, self._offsets = arrays["words"], arrays["keys"], arrays["offsets"]
         self._table, self._peek = decode_table(arrays["code_lengths"])
 
     @classmethod
@@ -153,7 +158,7 @@ class CompressedTable:
         return dict(self._arrays)
 
     def __len__(self) -> int:
-        return int(self._arrays["offsets"][-1])
+        return self._count
 
     @property
     def blocks(self) -> int:
@@ -169,27 +174,33 @@ class CompressedTable:
         """``8 * nbytes / len``: 64 would be no compression (0.0 for an empty table)."""
         return 8 * self.nbytes / len(self) if len(self) else 0.0
 
+    def decoder(self) -> tuple[U64, U64, I64, npt.NDArray[np.uint16], int, int]:
+        """(words, keys, offsets, decode table, peek bits, words per block): what the compiled
+        :func:`neardup.index.blockcodec.decode_range` takes, for callers that probe from their
+        own compiled loops."""
+        return (self._words, self._keys, self._offsets, self._table, self._peek,
+                self._block_words)
+
     def range(self, low: int, high: int) -> U64:
         """Every stored value v with ``low <= v <= high`` (repeats kept), ascending; decodes only
         the blocks that can hold such values."""
         low, high = max(int(low), 0), min(int(high), _TOP)
-        if low > high or not len(self):
+        if low > high or not self._count:
             return np.empty(0, dtype=np.uint64)
-        a = self._arrays
-        values, status = blockcodec.decode_range(
-            a["words"], a["keys"], a["offsets"], self._table, self._peek, self.block_bytes // 8,
-            np.uint64(low), np.uint64(high))
+        # the kernel takes the bounds as int64 bit patterns (cheaper to pass than np.uint64)
+        values, status = _decode_range(self._words, self._keys, self._offsets, self._table,
+                                       self._peek, self._block_words,
+                                       low - (low >> 63 << 64), high - (high >> 63 << 64))
         if status:
-            raise _corrupt(f"a block holds {_STATUS[status]}")
+            raise _corrupt(f"corrupt block data: {_STATUS[status]}")
         return values
 
     def decode_all(self) -> U64:
         """Every stored value, ascending; each block is checked against its count and key."""
-        a = self._arrays
-        values, status = blockcodec.decode_all(a["words"], a["keys"], a["offsets"], self._table,
-                                               self._peek, self.block_bytes // 8)
+        values, status = blockcodec.decode_all(self._words, self._keys, self._offsets,
+                                               self._table, self._peek, self._block_words)
         if status:
-            raise _corrupt(f"a block holds {_STATUS[status]}")
+            raise _corrupt(f"corrupt block data: {_STATUS[status]}")
         return values
 
 

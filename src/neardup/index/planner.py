@@ -145,7 +145,8 @@ def tables_needed(f: int, k: int, d: float, p_min: float, *, whole_bits: bool = 
     ``p_min`` bits and that find every pair within ``k``. With ``whole_bits=False`` the paper's
     formula on real-valued block widths (see the module docstring)."""
     _check(f, k)
-    need = d - (d - p_min)
+    tau = d - p_min
+    need = d - tau  # the bits a table's prefix must fix: d cancels out
     if whole_bits:
         found = _best(f, math.ceil(need - 1e-9), k)
         count = math.inf if found is None else found[0]

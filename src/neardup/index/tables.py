@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from neardup.errors import ConfigError
+from neardup.errors import ConfigError, CorruptDataError
 from neardup.index.bitperm import (
     PlanArrays,
     permute_one,
@@ -30,8 +30,8 @@ from neardup.index.bitperm import (
     popcount,
     prefix_masks,
     unpermute_one,
-    unpermute_values,
 )
+from neardup.index.blockcodec import decode_range
 from neardup.index.compressed import DEFAULT_BLOCK_BYTES, CompressedTable
 from neardup.index.hamming import TablePlan
 
@@ -151,6 +151,37 @@ def _scan_against_queries(stored: U64, permuted_queries: U64, query_order: I64, 
 
 
 @njit(cache=True)
+def _probe_compressed(words: U64, keys: U64, offsets: I64, table: npt.NDArray[np.uint16],
+                      peek: int, block_words: int, starts: I64, widths: I64, count: int,
+                      prefix: int, earlier: U64, query: np.uint64, k: int, out: U64,
+                      found: int) -> int:  # pragma: no cover - compiled
+    """One compressed table's share of an online probe: decode the blocks that can hold the
+    query's prefix, keep values within k that no earlier table reports; returns the new count
+    (``out`` filled up to its size), or -1 when a block does not decode."""
+    permuted = permute_one(query, starts, widths, count)
+    shift = np.uint64(64 - prefix)
+    low = (permuted >> shift) << shift
+    high = low | ((np.uint64(1) << shift) - np.uint64(1))
+    bounds = np.array([low, high], dtype=np.uint64).view(np.int64)  # the bit patterns
+    values, status = decode_range(words, keys, offsets, table, peek, block_words, bounds[0],
+                                  bounds[1])
+    if status:
+        return -1
+    for i in range(values.size):
+        if (i > 0 and values[i] == values[i - 1]) or popcount(values[i] ^ permuted) > k:
+            continue
+        value = unpermute_one(values[i], starts, widths, count)
+        first = True
+        for m in earlier:
+            first = first and ((value ^ query) & m) != 0
+        if first:
+            if found < out.size:
+                out[found] = value
+            found += 1
+    return found
+
+
+@njit(cache=True)
 def _ids_of(fingerprints: U64, ids: I64, values: U64,
             query: np.uint64) -> tuple[I64, I64]:  # pragma: no cover - compiled
     """Every id stored with one of ``values`` and its distance to ``query``, nearest first."""
@@ -243,21 +274,33 @@ class PermutedTables:
         return out[:found]
 
     def _compressed_matches(self, tables: list[CompressedTable], query: int, k: int) -> U64:
-        prefix = self._arrays[3]
+        starts, widths, segments, prefix = self._arrays
         q = np.uint64(query)
-        found: list[U64] = []
+        out = np.empty(64, dtype=np.uint64)
+        found = 0
         for t, table in enumerate(tables):
-            permuted = permute_values(np.array([q]), self._arrays, t)[0]
-            shift = 64 - int(prefix[t])
-            low = int(permuted) >> shift << shift
-            candidates = np.unique(table.range(low, low | ((1 << shift) - 1)))
-            close = candidates[np.bitwise_count(candidates ^ permuted) <= k]
-            values = unpermute_values(close, self._arrays, t)
-            first = np.ones(values.size, dtype=np.bool_)
-            for mask in self._masks[:t]:
-                first &= ((values ^ q) & mask) != 0
-            found.append(values[first])
-        return np.concatenate(found)
+            found = _probe_compressed(*table.decoder(), starts[t], widths[t], int(segments[t]),
+                                      int(prefix[t]), self._masks[:t], q, k, out, found)
+            if found < 0:
+                raise CorruptDataError(f"compressed table {t}: a block does not decode")
+            if found > out.size:
+                grown = np.empty(2 * found + 64, dtype=np.uint64)
+                return self._compressed_matches_into(tables, query, k, grown)
+        return out[:found]
+
+    def _compressed_matches_into(self, tables: list[CompressedTable], query: int, k: int,
+                                 out: U64) -> U64:
+        starts, widths, segments, prefix = self._arrays
+        found = 0
+        for t, table in enumerate(tables):
+            found = _probe_compressed(*table.decoder(), starts[t], widths[t], int(segments[t]),
+                                      int(prefix[t]), self._masks[:t], np.uint64(query), k, out,
+                                      found)
+            if found < 0:
+                raise CorruptDataError(f"compressed table {t}: a block does not decode")
+        if found > out.size:
+            return self._compressed_matches_into(tables, query, k, np.empty(found, np.uint64))
+        return out[:found]
 
     def query(self, query: int, k: int) -> Matches:
         """Ids of stored fingerprints within ``k`` bits of ``query``, nearest first (ids must be

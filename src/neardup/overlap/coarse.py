@@ -123,7 +123,7 @@ def _count_walk(fprints: U32, docs: U32, candidates: U64,
             for partner in range(row + 1, end):
                 key = high | np.uint64(docs[partner])
                 at = _lower_bound(candidates, key)
-                if at < candidates.size:
+                if at < candidates.size:  # noqa: SIM102 - one `and` here made numba's loop slower
                     if candidates[at] == key:
                         counts[at] += 1
         start = end

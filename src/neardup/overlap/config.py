@@ -68,7 +68,7 @@ class ChunkConfig:
             raise ConfigError(f"chunk={spec!r}: {kind} needs a size, as in {kind}:4")
         if kind not in _SIZED and size:
             raise ConfigError(f"chunk={spec!r}: {kind} chunks take no size")
-        return ChunkConfig(kind, int(size) if size else 1)  # type: ignore[arg-type]
+        return ChunkConfig(kind, int(size) if size else 1)
 
     @property
     def spec(self) -> str:
@@ -169,7 +169,7 @@ class ParagraphConfig:
     def __post_init__(self) -> None:
         _require(1 <= self.sentences <= 100, "sentences", self.sentences, "must be in 1..100")
         _require(1 <= self.cut <= 100_000, "cut", self.cut, "must be in 1..100000")
-        _require(0 <= self.min_chars, "min_chars", self.min_chars, "must be >= 0")
+        _require(self.min_chars >= 0, "min_chars", self.min_chars, "must be >= 0")
         _require(1 <= self.level <= 100, "level", self.level, "a percentage in 1..100")
         _require(1 <= self.iterations <= 10_000, "iterations", self.iterations,
                  "must be in 1..10000")

@@ -13,6 +13,7 @@ sorted in memory at once: the plain in-memory sort, the reference of the benchma
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -106,7 +107,7 @@ def _sorted_runs(relation: ChunkRelation, capacity: int, directory: Path | None
             return runs, None, expanded
 
 
-def _merge_round(maps: list[tuple[U64, U32]], cursors: list[int], block: int
+def _merge_round(maps: Sequence[tuple[U64, U32]], cursors: list[int], block: int
                  ) -> tuple[U64, I64]:
     """Take from every run the keys up to the smallest last key of the blocks that do not reach
     their run's end, sum the counts of equal keys."""

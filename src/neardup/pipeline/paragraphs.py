@@ -16,6 +16,7 @@ and ``near.growth`` in ``summary.json``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -77,7 +78,7 @@ def _estimates(growth: list[dict[str, object]], documents: int) -> dict[str, obj
         return out
     final = float(growth[-1]["duplicates"])  # type: ignore[arg-type]
     for share in (20, 50):
-        at = max(1, round(len(growth) * share / 100))
+        at = max(1, min(len(growth), math.ceil(len(growth) * share / 100 - 1e-9)))
         estimate = float(growth[at - 1]["estimated_duplicates"])  # type: ignore[arg-type]
         error = 100 * (estimate - final) / documents if documents else 0.0
         out[f"estimate_from_{share}pct"] = {"iteration": at, "duplicates": round(estimate, 1),
@@ -98,7 +99,7 @@ def find_paragraphs(config: DedupConfig, prints: list[DocumentPrints],
     docs = survivors[np.array(eligible, dtype=np.int64)]
     weights = exact_weights(prints, docs)
     chosen = [features[k] for k in eligible]
-    sets = _sets(chosen, weights)  # type: ignore[arg-type]
+    sets = _sets(chosen, weights)
     cfg = config.paragraphs
     a, b, shared, growth = find_paragraph_pairs(sets, cfg.level, cfg.iterations, cfg.seed)
     pairs, rejected = verified_pairs(config, prints, docs, a, b, shared)

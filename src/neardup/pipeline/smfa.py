@@ -87,6 +87,6 @@ def find_smfa(config: DedupConfig, prints: list[DocumentPrints], survivors: I64)
         "no_fingerprint": len(features) - chosen.size - len(not_html),
         "not_html": len(not_html),
         "not_html_sources": sorted({prints[i].source for i in not_html})[:20],
-        "groups": len({f.digest for f in smfa}) if smfa else 0,
+        "groups": int(np.unique(a).size),
     }
     return NearStage(pairs, int(a.size), rejected, parameters)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["ENGLISH_STOP_WORDS", "is_stop_word"]
 
-ENGLISH_STOP_WORDS = frozenset("""
+_WORDS = """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can did do does doing don down during each few for from further had has have
 having he her here hers herself him himself his how i if in into is it its itself just me more most
@@ -16,7 +16,8 @@ my myself no nor not now of off on once only or other our ours ourselves out ove
 should so some such t than that the their theirs them themselves then there these they this those
 through to too under until up very was we were what when where which while who whom why will with
 you your yours yourself yourselves
-""".split())
+"""
+ENGLISH_STOP_WORDS = frozenset(_WORDS.split())
 
 
 def is_stop_word(word: str) -> bool:
