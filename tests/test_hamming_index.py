@@ -120,3 +120,28 @@ def test_k_beyond_the_design_is_refused() -> None:
     index = HammingIndex(DESIGNS[0], 3)
     with pytest.raises(ConfigError, match="k=5"):
         index.query(0, 5)
+
+
+PLANNED = [(tables, None) for tables in (4, 10, 16, 20)] + [(None, p) for p in (20, 28, 32)]
+
+
+@given(clustered(), st.sampled_from(PLANNED), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_every_planner_design_equals_brute_force(stored: list[int],
+                                                  choice: tuple[int | None, int | None],
+                                                  compress: bool) -> None:
+    from neardup.index.planner import plan
+
+    tables, min_prefix = choice
+    design = plan(64, 3, 2**34, tables=tables, min_prefix=min_prefix)
+    index = HammingIndex(design.tables, 3)
+    index.add(stored, range(len(stored)))
+    index.freeze()
+    if compress:
+        index.compress()
+    expected = brute_force_matches(stored, range(len(stored)), stored, 3)
+    assert _triples(index.query_batch(stored, 3)) == _triples(expected)
+    online = Matches.concat([
+        Matches(np.full(len(m), position, dtype=np.int64), m.id, m.distance)
+        for position, q in enumerate(stored) for m in [index.query(q, 3)]])
+    assert _triples(online) == _triples(expected)
