@@ -219,7 +219,7 @@ def _scan_runs(keys: U64, values: U64, position_bits: int, extra_bits: int, k: i
         j = i + 1
         while j < n and (keys[j] >> shift) == key:
             j += 1
-        for a in range(i, j):
+        for a in range(i, j if j - i > 1 else i):
             for b in range(a + 1, j):
                 if popcount(((keys[a] ^ keys[b]) >> low) & extra) > k:
                     continue
