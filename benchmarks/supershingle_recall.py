@@ -50,7 +50,8 @@ def found(pairs: list[tuple[np.ndarray, np.ndarray]], config: SketchConfig,
         else:
             hits["plain"] += estimate_resemblance(sa, sb, config) >= 0.5
         for n in WINDOWS:
-            hits[f"super-{n}"] += np.intersect1d(supershingles(sa, n), supershingles(sb, n)).size > 0
+            shared = np.intersect1d(supershingles(sa, n), supershingles(sb, n))
+            hits[f"super-{n}"] += shared.size > 0
     return {key: round(value / len(pairs), 3) for key, value in hits.items()}
 
 

@@ -32,7 +32,7 @@ _OPTIONS = (
     click.option("--memory-limit", default="512M", show_default=True,
                  help="chunks, sort: bytes of pairs held before spilling sorted runs to disk "
                       "(512M, 2G...; none: all in memory)."),
-    click.option("--buckets", type=click.IntRange(1, 2**34), default=1 << 22, show_default=True,
+    click.option("--buckets", type=click.IntRange(1, 2**32), default=1 << 22, show_default=True,
                  help="chunks, coarse: counters in the array A."),
     click.option("--hashes", type=click.IntRange(1, 8), default=2, show_default=True,
                  help="chunks, coarse: hash functions (a pair must be heavy under all)."),

@@ -46,7 +46,9 @@ _SEED_MIX = 0x9E3779B97F4A7C15
 
 @njit(cache=True, inline="always")
 def _bucket(key: np.uint64, seed: np.uint64, buckets: int) -> int:
-    return int(_fmix64(key ^ seed) % np.uint64(buckets))
+    # Lemire's multiply-shift of the top 32 bits into [0, buckets): no division.
+    top = _fmix64(key ^ seed) >> np.uint64(32)
+    return int((top * np.uint64(buckets)) >> np.uint64(32))
 
 
 @njit(cache=True, inline="always")
@@ -77,10 +79,8 @@ def _contains(ordered: U64, key: np.uint64) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _passes(key: np.uint64, deferred: U64, bitmaps: U8, stages: int, seeds: U64,
-            buckets: int) -> bool:  # pragma: no cover - compiled
-    if _contains(deferred, key):
-        return False
+def _heavy(key: np.uint64, bitmaps: U8, stages: int, seeds: U64,
+           buckets: int) -> bool:  # pragma: no cover - compiled
     for j in range(stages):
         b = _bucket(key, seeds[j], buckets)
         if not (bitmaps[j, b >> 3] >> (7 - (b & 7))) & 1:
@@ -90,9 +90,10 @@ def _passes(key: np.uint64, deferred: U64, bitmaps: U8, stages: int, seeds: U64,
 
 @njit(cache=True)
 def _hash_walk(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, stage: int, seeds: U64,
-               buckets: int, counters: U32) -> int:  # pragma: no cover - compiled
-    """Count every pair that passes the deferred set and the bitmaps before ``stage`` into
-    ``counters`` under h_stage; the number counted."""
+               buckets: int, counters: npt.NDArray[np.unsignedinteger],
+               limit: int) -> int:  # pragma: no cover - compiled
+    """Count every pair heavy under the hashes before ``stage`` and not deferred into
+    ``counters`` under h_stage, each counter saturating at ``limit``; the number counted."""
     size, n, start = docs.size, 0, 0
     while start < size:
         end = start + 1
@@ -102,18 +103,24 @@ def _hash_walk(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, stage: int, 
             high = np.uint64(docs[row]) << np.uint64(32)
             for partner in range(row + 1, end):
                 key = high | np.uint64(docs[partner])
-                if _passes(key, deferred, bitmaps, stage, seeds, buckets):
-                    counters[_bucket(key, seeds[stage], buckets)] += 1
-                    n += 1
+                if not _heavy(key, bitmaps, stage, seeds, buckets):
+                    continue
+                if _contains(deferred, key):
+                    continue
+                b = _bucket(key, seeds[stage], buckets)
+                if counters[b] < limit:
+                    counters[b] += 1
+                n += 1
         start = end
     return n
 
 
 @njit(cache=True)
-def _count_walk(fprints: U32, docs: U32, candidates: U64,
-                counts: U32) -> None:  # pragma: no cover - compiled
-    """The exact number of shared fingerprints of every pair in the sorted ``candidates``."""
-    size, start = docs.size, 0
+def _count_walk(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, seeds: U64, buckets: int,
+                candidates: U64, counts: U32) -> None:  # pragma: no cover - compiled
+    """The exact number of shared fingerprints of every pair in the sorted ``candidates`` (the
+    pairs heavy under every hash, and the deferred ones)."""
+    size, start, stages = docs.size, 0, bitmaps.shape[0]
     while start < size:
         end = start + 1
         while end < size and fprints[end] == fprints[start]:
@@ -122,6 +129,9 @@ def _count_walk(fprints: U32, docs: U32, candidates: U64,
             high = np.uint64(docs[row]) << np.uint64(32)
             for partner in range(row + 1, end):
                 key = high | np.uint64(docs[partner])
+                if not _heavy(key, bitmaps, stages, seeds, buckets):
+                    if not _contains(deferred, key):
+                        continue
                 at = _lower_bound(candidates, key)
                 if at < candidates.size:  # noqa: SIM102 - one `and` here made numba's loop slower
                     if candidates[at] == key:
@@ -145,7 +155,7 @@ def _candidate_fill(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, stages:
             high = np.uint64(docs[row]) << np.uint64(32)
             while partner < end:
                 key = high | np.uint64(docs[partner])
-                if _passes(key, deferred, bitmaps, stages, seeds, buckets):
+                if _heavy(key, bitmaps, stages, seeds, buckets) and not _contains(deferred, key):
                     if n == capacity:
                         state[0], state[1], state[2] = start, row, partner
                         return n
@@ -180,10 +190,10 @@ class _Scan:
         mix = np.arange(1, hashes + 1, dtype=np.uint64) * np.uint64(_SEED_MIX)
         self.seeds = mix ^ np.uint64(seed)
 
-    def hash_scan(self, stage: int, counters: U32) -> int:
+    def hash_scan(self, stage: int, counters: npt.NDArray[np.unsignedinteger], limit: int) -> int:
         r = self.relation
         return int(_hash_walk(r.fprints, r.docs, self.deferred, self.bitmaps, stage, self.seeds,
-                              self.buckets, counters))
+                              self.buckets, counters, limit))
 
     def candidates(self, state: I64, out: U64) -> int:
         r = self.relation
@@ -191,7 +201,9 @@ class _Scan:
                                    self.bitmaps.shape[0], self.seeds, self.buckets, state, out))
 
     def count(self, candidates: U64, counts: U32) -> None:
-        _count_walk(self.relation.fprints, self.relation.docs, candidates, counts)
+        r = self.relation
+        _count_walk(r.fprints, r.docs, self.deferred, self.bitmaps, self.seeds, self.buckets,
+                    candidates, counts)
 
 
 def _copies(relation: ChunkRelation) -> tuple[I64, I64]:
@@ -231,12 +243,21 @@ def _pilot(scan: _Scan, fraction: float, threshold: int, seed: int) -> dict[str,
             "defer_at": least, "deferred": int(scan.deferred.size)}
 
 
+def _counter_type(threshold: int) -> type[np.unsignedinteger]:
+    """The smallest counter that reaches T: counters saturate at T, which is all a bitmap needs."""
+    for kind in (np.uint8, np.uint16, np.uint32):
+        if threshold <= np.iinfo(kind).max:
+            return kind
+    return np.uint64
+
+
 def _hash_scan(scan: _Scan, stage: int, threshold: int) -> dict[str, object]:
-    counters = np.zeros(scan.buckets, dtype=np.uint32)
-    counted = scan.hash_scan(stage, counters)
+    counters = np.zeros(scan.buckets, dtype=_counter_type(threshold))
+    counted = scan.hash_scan(stage, counters, threshold)
     heavy = counters >= threshold
     scan.bitmaps[stage] = np.packbits(heavy)
-    return {"pairs_counted": counted, "buckets": scan.buckets, "heavy_buckets": int(heavy.sum())}
+    return {"pairs_counted": counted, "buckets": scan.buckets,
+            "counter_bytes": int(counters.nbytes), "heavy_buckets": int(heavy.sum())}
 
 
 def _candidate_scan(scan: _Scan, stages: int) -> U64:

@@ -118,7 +118,7 @@ class OverlapConfig:
         if self.memory_limit is not None:
             _require(self.memory_limit >= 2**16, "memory_limit", self.memory_limit,
                      "must be at least 64 KiB")
-        _require(1 <= self.buckets <= 2**34, "buckets", self.buckets, "must be in 1..2**34")
+        _require(1 <= self.buckets <= 2**32, "buckets", self.buckets, "must be in 1..2**32")
         _require(1 <= self.hashes <= 8, "hashes", self.hashes, "must be in 1..8")
         _require(0.0 <= self.pilot < 1.0, "pilot", self.pilot, "must be in [0, 1)")
         if self.drop_common is not None:
