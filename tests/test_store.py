@@ -225,7 +225,7 @@ def test_sketch_search_finds_containment_that_simhash_misses(tmp_path: Path) -> 
     rng = random.Random(9)
     long = [rng.choice(VOCABULARY) for _ in range(2000)]
     quote = " ".join(long[500:800])                       # 15% of the long page
-    with open_store(tmp_path / "s") as store:
+    with open_store(tmp_path / "s", StoreConfig(keep_shingles=True)) as store:
         store.add([Document(id="long", raw=" ".join(long).encode(), kind="text"),
                    Document(id="other", raw=" ".join(rng.choices(VOCABULARY, k=2000)).encode(),
                             kind="text")])
@@ -235,6 +235,9 @@ def test_sketch_search_finds_containment_that_simhash_misses(tmp_path: Path) -> 
         assert found[0].containment is not None and found[0].containment >= 0.7
         assert found[0].containment_reverse is not None and found[0].containment_reverse < 0.3
         assert all(s in quote for s in found[0].shared_shingles)
+        assert found[0].exact_containment == 1.0            # every shingle of the quote
+        exact_reverse = found[0].exact_containment_reverse
+        assert exact_reverse is not None and abs(exact_reverse - 291 / 1991) < 1e-9
         assert store.similar(quote, resemblance=0.5) == []
 
 
@@ -298,3 +301,12 @@ def test_a_planned_design_drives_the_store(tmp_path: Path) -> None:
         assert len(found) == len(expected)
         for doc in docs[:10]:
             assert doc.id in [m.id for m in opened.query(doc)]
+
+
+@pytest.mark.parametrize("config", [
+    StoreConfig(), StoreConfig(max_k=2, compress=True, keep_shingles=True),
+    StoreConfig(sketch=None), StoreConfig(tables=(((((0, 64),), 16)),))])
+def test_the_manifest_keeps_the_whole_config(tmp_path: Path, config: StoreConfig) -> None:
+    open_store(tmp_path / "s", config).close()
+    with open_store(tmp_path / "s", read_only=True) as store:
+        assert store.config == config

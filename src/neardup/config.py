@@ -173,7 +173,10 @@ class StoreConfig:
     ``tables`` are the permuted Hamming tables (see :class:`neardup.index.hamming.TablePlan`);
     empty means the smallest design for ``max_k``: k + 1 equal blocks, each leading one table.
     ``sketch`` keeps Broder's sketch of every document, for resemblance and containment scores;
-    None keeps none. ``compress`` stores the tables compressed (Manku, section 3.2).
+    None keeps none. ``keep_shingles`` also keeps every document's full shingle set (the
+    sketch's shingles), so that queries report exact resemblance and containment beside the
+    estimates (about 8 bytes per distinct shingle). ``compress`` stores the tables compressed
+    (Manku, section 3.2).
     """
 
     text: TextConfig = field(default_factory=TextConfig)
@@ -183,9 +186,12 @@ class StoreConfig:
     tables: tuple[TableSpec, ...] = ()
     compress: bool = False
     sketch: SketchConfig | None = field(default_factory=SketchConfig)
+    keep_shingles: bool = False
 
     def __post_init__(self) -> None:
         _require(0 <= self.max_k <= 16, "max_k", self.max_k, "must be in 0..16")
+        _require(self.sketch is not None or not self.keep_shingles, "keep_shingles",
+                 self.keep_shingles, "needs a sketch config (its shingles are the ones kept)")
         for segments, prefix_bits in self.tables:
             covered = sorted(b for start, width in segments for b in range(start, start + width))
             _require(covered == list(range(64)), "tables", segments,
@@ -198,7 +204,7 @@ class StoreConfig:
                 "index": f"k{self.max_k}:t{len(self.tables) or self.max_k + 1}"
                          f"{':compressed' if self.compress else ''}"}
         if self.sketch is not None:
-            tags["sketch"] = self.sketch.tag
+            tags["sketch"] = self.sketch.tag + (":shingles" if self.keep_shingles else "")
         return tags
 
 

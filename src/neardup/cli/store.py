@@ -25,12 +25,13 @@ STORE_OPTION = click.option("--store", "store_dir", required=True,
                             type=click.Path(path_type=Path), help="The store directory.")
 
 
-def _store_config(k: int, no_sketch: bool, main_content: bool, compress: bool,
-                  design: tuple[TableSpec, ...]) -> StoreConfig:
+def _store_config(k: int, no_sketch: bool, keep_shingles: bool, main_content: bool,
+                  compress: bool, design: tuple[TableSpec, ...]) -> StoreConfig:
     text = TextConfig(main_content=main_content)
     if no_sketch:
         return StoreConfig(text=text, max_k=k, compress=compress, sketch=None, tables=design)
-    return StoreConfig(text=text, max_k=k, compress=compress, tables=design)
+    return StoreConfig(text=text, max_k=k, compress=compress, tables=design,
+                       keep_shingles=keep_shingles)
 
 
 def _design(k: int, expected: int, tables: int | None,
@@ -59,6 +60,9 @@ def _design(k: int, expected: int, tables: int | None,
               help="New store: fingerprints the planner designs for (2^30, 1e9, ...).")
 @click.option("--no-sketch", is_flag=True, default=None,
               help="New store: keep no Broder sketches (no resemblance or containment scores).")
+@click.option("--keep-shingles", is_flag=True, default=None,
+              help="New store: keep every document's shingle set, so that queries report exact "
+                   "resemblance and containment beside the estimates.")
 @click.option("--main-content", is_flag=True, default=None,
               help="New store: fingerprint the main content only.")
 @click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
@@ -69,14 +73,15 @@ def _design(k: int, expected: int, tables: int | None,
 def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   max_k: int | None, compress: bool | None, tables: int | None,
                   min_prefix: int | None, expected: int, no_sketch: bool | None,
-                  main_content: bool | None, media: str, workers: int, as_json: bool) -> None:
+                  keep_shingles: bool | None, main_content: bool | None, media: str,
+                  workers: int, as_json: bool) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only)."""
-    chosen = (max_k, compress, no_sketch, main_content, tables, min_prefix)
+    chosen = (max_k, compress, no_sketch, keep_shingles, main_content, tables, min_prefix)
     config = None
     if not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
         k = 3 if max_k is None else max_k
-        config = _store_config(k, bool(no_sketch), bool(main_content), bool(compress),
-                               _design(k, expected, tables, min_prefix))
+        config = _store_config(k, bool(no_sketch), bool(keep_shingles), bool(main_content),
+                               bool(compress), _design(k, expected, tables, min_prefix))
     for path in inputs:
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
@@ -159,8 +164,11 @@ def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
             f"  resemblance~{m.resemblance:.2f}" + (
                 "" if m.containment is None else
                 f" containment~{m.containment:.2f}/{m.containment_reverse:.2f}"))
+        exact = "" if m.exact_resemblance is None else (
+            f"  exact: resemblance {m.exact_resemblance:.2f} containment "
+            f"{m.exact_containment:.2f}/{m.exact_containment_reverse:.2f}")
         click.echo(f"{m.distance:2d} bits  {m.relation:9s} doc {m.doc}  {m.url or m.id}"
-                   f"{scores}")
+                   f"{scores}{exact}")
         for shingle in m.shared_shingles[:10]:
             click.echo(f"      shares: {shingle}")
 

@@ -37,7 +37,7 @@ from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
-from neardup.store.printer import sketch_of, store_fingerprinter
+from neardup.store.printer import features_of, store_fingerprinter
 from neardup.store.records import AddReport, document_row, unsigned
 
 __all__ = ["Store", "open_store"]
@@ -69,7 +69,8 @@ def config_from_dict(data: dict[str, Any]) -> StoreConfig:
                    for segments, bits in data["tables"])
     return StoreConfig(text=TextConfig(**data["text"]), exact=ExactConfig(**data["exact"]),
                        simhash=SimHashConfig(**simhash), max_k=int(data["max_k"]),
-                       tables=tables, compress=bool(data["compress"]), sketch=sketch)
+                       tables=tables, compress=bool(data["compress"]), sketch=sketch,
+                       keep_shingles=bool(data.get("keep_shingles", False)))
 
 
 def config_to_dict(config: StoreConfig) -> dict[str, Any]:
@@ -200,7 +201,7 @@ class Store:
                 [document_row(int(d), p, sweep, int(c))
                  for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
             sketches = _sketch_rows(docs, batch)
-            self.db.executemany("INSERT INTO sketches VALUES (?,?,?)", sketches)
+            self.db.executemany("INSERT INTO sketches VALUES (?,?,?,?)", sketches)
             self.db.executemany("INSERT INTO postings VALUES (?,?)", _postings(sketches))
         self.next_doc += len(batch)
         self.index.add(fps[indexed], docs[indexed])
@@ -343,17 +344,21 @@ def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
             yield doc
 
 
-def _sketch_rows(docs: I64, batch: list[DocumentPrints]) -> list[tuple[int, int, bytes]]:
+def _sketch_rows(docs: I64,
+                 batch: list[DocumentPrints]) -> list[tuple[int, int, bytes, bytes | None]]:
     rows = []
     for doc, prints in zip(docs.tolist(), batch, strict=True):
-        sketch = sketch_of(prints)
-        if sketch is not None:
-            rows.append((doc, sketch[1], sketch[0].astype("<u8").tobytes()))
+        features = features_of(prints)
+        if features is not None:
+            shingles = (None if features.shingles is None
+                        else features.shingles.astype("<u8").tobytes())
+            rows.append((doc, features.modulus, features.sketch.astype("<u8").tobytes(),
+                         shingles))
     return rows
 
 
-def _postings(sketches: list[tuple[int, int, bytes]]) -> Iterator[tuple[int, int]]:
-    for doc, _, data in sketches:
+def _postings(sketches: list[tuple[int, int, bytes, bytes | None]]) -> Iterator[tuple[int, int]]:
+    for doc, _, data, _ in sketches:
         for value in np.frombuffer(data, dtype="<i8").tolist():
             yield value, doc
 

@@ -62,7 +62,8 @@ CREATE INDEX IF NOT EXISTS documents_url ON documents(url);
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster);
 CREATE INDEX IF NOT EXISTS documents_identical ON documents(identical);
 CREATE INDEX IF NOT EXISTS documents_log ON documents(segment) WHERE segment IS NULL;
-CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB);
+CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB,
+    shingles BLOB);
 CREATE TABLE IF NOT EXISTS postings (value INTEGER NOT NULL, doc INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS postings_value ON postings(value);
 """

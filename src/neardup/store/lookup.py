@@ -18,7 +18,7 @@ from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match
-from neardup.store.printer import SketchOf, sketch_of, store_fingerprinter
+from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
 from neardup.store.records import signed, unsigned
 
 if TYPE_CHECKING:
@@ -49,6 +49,10 @@ class StoreMatch:
     containment_reverse: float | None = None
     """How much of the stored document lies in the query (estimated)."""
     shared_shingles: tuple[str, ...] = ()
+    exact_resemblance: float | None = None
+    """Exact resemblance of the shingle sets (stores created with ``keep_shingles``)."""
+    exact_containment: float | None = None
+    exact_containment_reverse: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -64,15 +68,33 @@ def _rows(db: sqlite3.Connection, where: str, values: list[int]) -> list[tuple[o
     return rows
 
 
-def _sketches(db: sqlite3.Connection, docs: list[int]) -> dict[int, tuple[U64, int]]:
-    found: dict[int, tuple[U64, int]] = {}
+def _array(data: bytes | None) -> U64 | None:
+    return None if data is None else np.frombuffer(data, dtype="<u8").astype(np.uint64)
+
+
+def _sketches(db: sqlite3.Connection, docs: list[int]) -> dict[int, StoreFeatures]:
+    found: dict[int, StoreFeatures] = {}
     for start in range(0, len(docs), 900):
         chunk = docs[start:start + 900]
         marks = ",".join("?" * len(chunk))
-        for doc, modulus, data in db.execute(
-                f"SELECT doc, modulus, data FROM sketches WHERE doc IN ({marks})", chunk):
-            found[doc] = (np.frombuffer(data, dtype="<u8").astype(np.uint64), modulus)
+        for doc, modulus, data, shingles in db.execute(
+                "SELECT doc, modulus, data, shingles FROM sketches "
+                f"WHERE doc IN ({marks})", chunk):
+            sketch = _array(data)
+            assert sketch is not None
+            found[doc] = StoreFeatures(sketch, modulus, _array(shingles))
     return found
+
+
+def _exact(query: U64 | None, stored: U64 | None) -> tuple[float | None, ...]:
+    """Exact resemblance and containments of two sorted shingle sets (None if either is
+    missing)."""
+    if query is None or stored is None:
+        return None, None, None
+    shared = float(np.intersect1d(query, stored, assume_unique=True).size)
+    union = query.size + stored.size - shared
+    return (shared / union if union else 1.0, shared / query.size if query.size else 1.0,
+            shared / stored.size if stored.size else 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +105,11 @@ class _Probe:
     identical: int
     lexical: int
     tokens: int
-    sketch: tuple[U64, int] | None = None
+    features: StoreFeatures | None = None
     canonical: bytes = b""
 
 
-def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, tuple[U64, int]],
+def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, StoreFeatures],
            store: Store, explain: bool) -> StoreMatch:
     doc, id_, url, host, sweep, fetched, cluster, identical, lexical, simhash = row
     assert isinstance(doc, int) and isinstance(simhash, int) and isinstance(cluster, int)
@@ -97,15 +119,19 @@ def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, tuple[U64
     fields = (doc, str(id_), _text(url), _text(host), _text(sweep), _text(fetched), cluster,
               distance, relation)
     config = store.config.sketch
-    if config is None or probe.sketch is None or doc not in sketches:
+    query = probe.features
+    if config is None or query is None or doc not in sketches:
         return StoreMatch(*fields)
-    stored, modulus = sketches[doc]
-    moduli = (probe.sketch[1], modulus) if config.adaptive else None
-    scores = explain_match(probe.canonical, probe.sketch[0], stored, config, moduli)
+    stored = sketches[doc]
+    moduli = (query.modulus, stored.modulus) if config.adaptive else None
+    scores = explain_match(probe.canonical, query.sketch, stored.sketch, config, moduli)
+    exact = _exact(query.shingles, stored.shingles)
     return StoreMatch(*fields, resemblance=scores.resemblance,
                       containment=scores.containment_query,
                       containment_reverse=scores.containment_stored,
-                      shared_shingles=scores.shared if explain else ())
+                      shared_shingles=scores.shared if explain else (),
+                      exact_resemblance=exact[0], exact_containment=exact[1],
+                      exact_containment_reverse=exact[2])
 
 
 def _text(value: object) -> str | None:
@@ -117,7 +143,8 @@ class _Capture:
 
     def __init__(self, store: Store) -> None:
         config = store.config.sketch
-        self.sketch = SketchOf(Sketcher(config)) if config is not None else None
+        self.sketch = (SketchOf(Sketcher(config), store.config.keep_shingles)
+                       if config is not None else None)
         self.canonical = b""
 
     def __call__(self, doc: Document, text: str, canonical: bytes) -> object:
@@ -131,7 +158,7 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     for row in _rows(store.db, "identical", [signed(probe.identical)]):
         rows.setdefault(int(str(row[0])), row)
     rows.pop(leave_out, None)  # type: ignore[arg-type]
-    sketches = _sketches(store.db, list(rows)) if probe.sketch is not None else {}
+    sketches = _sketches(store.db, list(rows)) if probe.features is not None else {}
     matches = [_match(row, probe, sketches, store, explain) for row in rows.values()]
     return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
 
@@ -140,7 +167,7 @@ def _probe_of(store: Store, doc: Document) -> _Probe:
     capture = _Capture(store)
     prints = store_fingerprinter(store.config, features=capture)(doc)
     return _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
-                  sketch_of(prints), capture.canonical)
+                  features_of(prints), capture.canonical)
 
 
 def query_document(store: Store, doc: Document, k: int | None = None,
@@ -186,9 +213,9 @@ def similar_documents(store: Store, doc: Document, resemblance: float, containme
     if containment and store.config.sketch.kind != "mod":
         raise ConfigError("containment needs MOD sketches")
     probe = _probe_of(store, doc)
-    if probe.sketch is None:
+    if probe.features is None:
         return []
-    values = probe.sketch[0].astype(np.int64).tolist()
+    values = probe.features.sketch.astype(np.int64).tolist()
     matches = _matches(store, probe, _sharing(store.db, values), explain)
     kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
             and (m.containment or 0.0) >= containment]

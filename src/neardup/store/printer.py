@@ -7,30 +7,44 @@ The sketch (values and modulus) travels in ``DocumentPrints.features``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.config import DedupConfig, StoreConfig
 from neardup.document import Document
+from neardup.features.shingles import distinct
 from neardup.fingerprints.sketch import Sketcher
 from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
 
-__all__ = ["SketchOf", "sketch_of", "store_fingerprinter"]
+__all__ = ["SketchOf", "StoreFeatures", "features_of", "store_fingerprinter"]
 
 U64 = npt.NDArray[np.uint64]
 
 
+@dataclass(frozen=True, slots=True)
+class StoreFeatures:
+    """A document's sketch, its modulus, and (if the store keeps them) its shingle set."""
+
+    sketch: U64
+    modulus: int
+    shingles: U64 | None = None
+
+
 class SketchOf:
-    """The (sketch, modulus) of a document's canonical text; None for a text without tokens."""
+    """The :class:`StoreFeatures` of a document's canonical text; None without tokens."""
 
-    def __init__(self, sketcher: Sketcher) -> None:
+    def __init__(self, sketcher: Sketcher, keep_shingles: bool = False) -> None:
         self.sketcher = sketcher
+        self.keep_shingles = keep_shingles
 
-    def __call__(self, doc: Document, text: str, canonical: bytes) -> tuple[U64, int] | None:
+    def __call__(self, doc: Document, text: str, canonical: bytes) -> StoreFeatures | None:
         if not canonical:
             return None
-        return self.sketcher.with_modulus(self.sketcher.shingles_of(canonical))
+        hashes = self.sketcher.shingles_of(canonical)
+        sketch, modulus = self.sketcher.with_modulus(hashes)
+        return StoreFeatures(sketch, modulus, distinct(hashes) if self.keep_shingles else None)
 
 
 def store_fingerprinter(
@@ -41,11 +55,11 @@ def store_fingerprinter(
     dedup = DedupConfig(method="simhash", text=config.text, exact=config.exact,
                         simhash=config.simhash, max_hamming=min(config.max_k, 16))
     if features is None and config.sketch is not None:
-        features = SketchOf(Sketcher(config.sketch))
+        features = SketchOf(Sketcher(config.sketch), config.keep_shingles)
     return Fingerprinter(dedup, features=features)
 
 
-def sketch_of(prints: DocumentPrints) -> tuple[U64, int] | None:
-    """The sketch a store fingerprinter put in ``prints``."""
+def features_of(prints: DocumentPrints) -> StoreFeatures | None:
+    """The features a store fingerprinter put in ``prints``."""
     features = prints.features
-    return features if isinstance(features, tuple) else None
+    return features if isinstance(features, StoreFeatures) else None
