@@ -184,12 +184,18 @@ def _probe_compressed(words: U64, keys: U64, offsets: I64, table: npt.NDArray[np
 @njit(cache=True)
 def _ids_of(fingerprints: U64, ids: I64, values: U64,
             query: np.uint64) -> tuple[I64, I64]:  # pragma: no cover - compiled
-    """Every id stored with one of ``values`` and its distance to ``query``, nearest first."""
-    low = np.searchsorted(fingerprints, values, side="left")
-    high = np.searchsorted(fingerprints, values, side="right")
+    """Every id stored with one of ``values`` and its distance to ``query``, nearest first
+    (interpolation search for each value, then a walk over its repeats)."""
+    low = np.empty(values.size, dtype=np.int64)
+    high = np.empty(values.size, dtype=np.int64)
     total = 0
     for i in range(values.size):
-        total += high[i] - low[i]
+        low[i] = _lower_bound(fingerprints, values[i])
+        end = low[i]
+        while end < fingerprints.size and fingerprints[end] == values[i]:
+            end += 1
+        high[i] = end
+        total += end - low[i]
     keys = np.empty(total, dtype=np.int64)
     found = 0
     for i in range(values.size):
@@ -199,6 +205,19 @@ def _ids_of(fingerprints: U64, ids: I64, values: U64,
             found += 1
     keys.sort()
     return keys & ((np.int64(1) << 56) - 1), keys >> 56
+
+
+@njit(cache=True)
+def _query_plain(tables: U64, starts: I64, widths: I64, segments: I64, prefix: I64, masks: U64,
+                 fingerprints: U64, ids: I64, query: np.uint64,
+                 k: int) -> tuple[I64, I64]:  # pragma: no cover - compiled
+    """An online query of uncompressed tables in one compiled call: ids and distances."""
+    out = np.empty(64, dtype=np.uint64)
+    found = _probe(tables, starts, widths, segments, prefix, masks, query, k, out)
+    if found > out.size:
+        out = np.empty(found, dtype=np.uint64)
+        _probe(tables, starts, widths, segments, prefix, masks, query, k, out)
+    return _ids_of(fingerprints, ids, out[:found], query)
 
 
 class PermutedTables:
@@ -305,8 +324,13 @@ class PermutedTables:
     def query(self, query: int, k: int) -> Matches:
         """Ids of stored fingerprints within ``k`` bits of ``query``, nearest first (ids must be
         below 2**56)."""
-        ids, distances = _ids_of(self.fingerprints, self.ids, self.matching_values(query, k),
-                                 np.uint64(query))
+        q = np.uint64(query)
+        if isinstance(self.tables, list):
+            ids, distances = _ids_of(self.fingerprints, self.ids, self.matching_values(query, k),
+                                     q)
+        else:
+            ids, distances = _query_plain(self.tables, *self._arrays, self._masks,
+                                          self.fingerprints, self.ids, q, k)
         return Matches(np.zeros(ids.size, dtype=np.int64), ids, distances)
 
     def query_batch(self, queries: npt.ArrayLike, k: int) -> Matches:
