@@ -175,22 +175,21 @@ def _prefix_parts(arrays: PlanArrays, table: int, prefix_bits: int) -> tuple[U64
 
 
 @njit(cache=True)
-def _keys_of_four(values: U64, parts: U64, position_bits: int) -> U64:  # pragma: no cover
+def _keys_of_four(values: U64, parts: U64, position_bits: int,
+                  keys: U64) -> None:  # pragma: no cover - compiled
     """Keys from up to four (source shift, mask, destination shift) parts, in one fused loop."""
     s0, s1, s2, s3 = parts[0], parts[3], parts[6], parts[9]
     m0, m1, m2, m3 = parts[1], parts[4], parts[7], parts[10]
     d0, d1, d2, d3 = parts[2], parts[5], parts[8], parts[11]
-    keys = np.empty_like(values)
     for i in range(values.size):
         v = values[i]
         key = ((v >> s0) & m0) << d0 | ((v >> s1) & m1) << d1
         key |= ((v >> s2) & m2) << d2 | ((v >> s3) & m3) << d3
         keys[i] = (key << np.uint64(position_bits)) | np.uint64(i)
-    return keys
 
 
 def _position_keys(values: U64, source: U64, mask: U64, destination: U64,
-                   position_bits: int) -> U64:
+                   position_bits: int, keys: U64) -> U64:
     """Per value, its table prefix (and following bits) in the high bits, its position in the
     low bits. The first four bit segments are combined in one loop the compiler vectorizes; the
     bits of any further segment stay zero, which groups by a shorter prefix: still every pair,
@@ -198,7 +197,8 @@ def _position_keys(values: U64, source: U64, mask: U64, destination: U64,
     parts = np.zeros((4, 3), dtype=np.uint64)
     used = min(4, source.size)
     parts[:used] = np.stack([source, mask, destination], axis=1)[:used]
-    return _keys_of_four(values, parts.ravel(), position_bits)
+    _keys_of_four(values, parts.ravel(), position_bits, keys)
+    return keys
 
 
 @njit(cache=True)
@@ -238,22 +238,23 @@ def _scan_runs(keys: U64, values: U64, position_bits: int, extra_bits: int, k: i
     return found
 
 
-def _table_pairs(values: U64, k: int, arrays: PlanArrays, masks: U64, table: int) -> I64:
+def _table_pairs(values: U64, k: int, arrays: PlanArrays, masks: U64, table: int,
+                 keys: U64, out: I64) -> I64:
     """Packed pairs found by one table (and by no earlier table). Each fingerprint becomes one
     64-bit key: its table prefix, then as many following permuted bits as fit, then its
-    position; one sort of the keys brings the candidates together."""
+    position; one sort of the keys brings the candidates together. ``keys`` and ``out`` are
+    work buffers, reused from table to table."""
     position_bits = max(1, int(values.size - 1).bit_length())
     prefix_bits = min(int(arrays[3][table]), BITS - position_bits)
     extra_bits = BITS - position_bits - prefix_bits
-    keys = _position_keys(values, *_prefix_parts(arrays, table, prefix_bits + extra_bits),
-                          position_bits)
+    _position_keys(values, *_prefix_parts(arrays, table, prefix_bits + extra_bits),
+                   position_bits, keys)
     keys.sort()
-    out = np.empty(values.size // 8 + 1024, dtype=np.int64)
     count = _scan_runs(keys, values, position_bits, extra_bits, k, masks[:table], out)
     if count > out.size:
         out = np.empty(count, dtype=np.int64)
         _scan_runs(keys, values, position_bits, extra_bits, k, masks[:table], out)
-    return out[:count]
+    return out[:count].copy()
 
 
 def hamming_pairs(
@@ -277,7 +278,9 @@ def hamming_pairs(
         design = design.plans()
     arrays = plan_arrays(design)
     masks = prefix_masks(arrays)
-    packed = [_table_pairs(values, k, arrays, masks, t) for t in range(len(design))]
+    keys = np.empty_like(values)
+    out = np.empty(values.size // 8 + 1024, dtype=np.int64)
+    packed = [_table_pairs(values, k, arrays, masks, t, keys, out) for t in range(len(design))]
     codes = np.sort(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
     return codes >> 32, codes & 0xFFFFFFFF
 
