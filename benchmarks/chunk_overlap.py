@@ -264,12 +264,12 @@ def table_c(result: dict[str, Any]) -> str:
     rows = []
     for name, run in result.items():
         count = run["documents"]
-        own = run["near"] + (run["fingerprint_cpu"])
+        own = run["near"] + run["fingerprint_cpu"]
         rows.append((name.split()[0], f"{count:,}", f"{run['total']:.1f}",
                      f"{1000 * run['total'] / count:.2f}", f"{1000 * own / count:.3f}",
                      f"{1000 * run['near'] / count:.3f}", run["clusters"]))
     return markdown_table(("method", "pages", "total s", "ms/page, whole run",
-                           "ms/page, method (fingerprints + pairing)", "ms/page, pairing",
+                           "ms/page, fingerprint stage + pairing", "ms/page, pairing",
                            "clusters"), rows)
 
 
@@ -278,7 +278,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threshold", type=int, default=15)
-    parser.add_argument("--buckets", type=int, default=1 << 24)
+    parser.add_argument("--buckets", type=int, default=None, help="default: auto")
     parser.add_argument("--hashes", type=int, default=2)
     parser.add_argument("--pilot", type=float, default=0.01)
     parser.add_argument("--memory-limit", type=int, default=256 * 2**20)
@@ -293,14 +293,17 @@ def main() -> None:
         child(args.child[0], Path(args.child[1]), args.threshold, json.loads(args.options))
         return
     pages = _pages(require_data("html", "trafilatura-eval", "pages"))
-    payload: dict[str, Any] = {"benchmark": "chunk_overlap", "pinned_cpu": cpu,
-                               "environment": environment(["neardup", "numpy", "numba"])}
+    payload: dict[str, Any] = {"benchmark": "chunk_overlap", "pinned_cpu": cpu}
+    if args.out.exists():  # parts not run this time keep their last results
+        payload = {**json.loads(args.out.read_text()), **payload}
     tables = []
     for part, run, render in (("A", lambda: part_a(args), table_a),
                               ("B", lambda: part_b(pages), table_b),
                               ("C", lambda: part_c(pages, args.pages), table_c)):
         if part in args.parts:
             payload[part] = run()
+            payload[f"environment_{part}"] = environment(["neardup", "numpy", "numba"])
+        if part in payload:
             tables.append(f"### Part {part}\n\n" + render(payload[part]))
     payload["load_average_end"] = environment([])["load_average"]
     write_results(args.out, payload, "\n\n".join(tables))

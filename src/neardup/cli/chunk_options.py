@@ -32,8 +32,9 @@ _OPTIONS = (
     click.option("--memory-limit", default="512M", show_default=True,
                  help="chunks, sort: bytes of pairs held before spilling sorted runs to disk "
                       "(512M, 2G...; none: all in memory)."),
-    click.option("--buckets", type=click.IntRange(1, 2**32), default=1 << 22, show_default=True,
-                 help="chunks, coarse: counters in the array A."),
+    click.option("--buckets", type=click.IntRange(1, 2**32), default=None,
+                 help="chunks, coarse: counters in the array A [default: 2 x pairs / T, rounded "
+                      "up to a power of two, 2**16 to 2**28]."),
     click.option("--hashes", type=click.IntRange(1, 8), default=2, show_default=True,
                  help="chunks, coarse: hash functions (a pair must be heavy under all)."),
     click.option("--pilot", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0,
@@ -66,7 +67,7 @@ def overlap_fields(options: dict[str, Any]) -> dict[str, Any]:
     overlap = OverlapConfig(
         min_shared=options.get("min_shared"), algorithm=options.get("algorithm", "sort"),
         memory_limit=parse_bytes(options.get("memory_limit") or "512M"),
-        buckets=options.get("buckets", 1 << 22), hashes=options.get("hashes", 2),
+        buckets=options.get("buckets"), hashes=options.get("hashes", 2),
         pilot=options.get("pilot", 0.0), drop_common=drop or None)
     paragraphs = ParagraphConfig(min_chars=options.get("min_chars", 450),
                                  level=options.get("level", 100),

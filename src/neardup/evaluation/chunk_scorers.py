@@ -38,7 +38,7 @@ def smfa_equal(documents: PairDocuments, config: DedupConfig) -> F64:
     prints = [smfa_fingerprint(html_blocks(raw, charset="utf-8"), config.smfa)
               for raw in view.raw]
     return np.array([float(prints[i] is not None and prints[j] is not None
-                           and prints[i].digest == prints[j].digest)  # type: ignore[union-attr]
+                           and prints[i].digest == prints[j].digest)
                      for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
                     dtype=np.float64)
 

@@ -37,7 +37,7 @@ from numba import njit
 
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
 from neardup.overlap.config import ChunkConfig
-from neardup.text.canonical import SEPARATOR, WORD, _class_at, _code_point_classes
+from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
 from neardup.text.segment import pereira_sentences
 
 __all__ = ["TokenChunks", "chunk_hashes", "chunk_tokens", "scan_tokens", "shingle_paragraphs"]
@@ -69,51 +69,53 @@ def _ends_sentence(buf: U8, i: int, length: int) -> bool:  # pragma: no cover - 
     return False
 
 
+@njit(cache=True, inline="always")
+def _boundary(buf: U8, i: int, length: int, ids: I64,
+              used: npt.NDArray[np.bool_]) -> bool:  # pragma: no cover - compiled
+    """At a separator: a line break ends the line and the sentence, a full stop the sentence
+    (ids move on only past a unit that holds tokens). True at the end of a line without tokens."""
+    empty_line = False
+    if buf[i] == _NEWLINE:
+        empty_line = not used[0]
+        ids[0] += used[0]
+        ids[1] += used[1]
+        used[0] = False
+        used[1] = False
+    elif used[1] and _ends_sentence(buf, i, length):
+        ids[1] += 1
+        used[1] = False
+    return empty_line
+
+
 @njit(cache=True)
 def _scan(buf: U8, classes: U8) -> tuple[U64, I64, I64, I64]:  # pragma: no cover - compiled
-    size = buf.size
-    hashes = np.empty(size + 1, dtype=np.uint64)
-    where = np.empty((3, size + 1), dtype=np.int64)  # line, sentence, paragraph of each token
+    hashes = np.empty(buf.size + 1, dtype=np.uint64)
+    where = np.empty((3, buf.size + 1), dtype=np.int64)  # line, sentence, paragraph of each token
     ids = np.zeros(3, dtype=np.int64)
     used = np.zeros(3, dtype=np.bool_)
-    count, blank, i = 0, False, 0
-    h, in_token = _FNV_OFFSET, False
-    while i < size:
+    count, blank, i, h, in_token = 0, False, 0, _FNV_OFFSET, False
+    while i < buf.size:
         cls, length = _class_at(buf, i, classes)
-        if cls == WORD and in_token:
-            for j in range(length):
-                h = (h ^ np.uint64(buf[i + j])) * _FNV_PRIME
-            i += length
-            continue
-        if in_token:
+        if in_token and cls != WORD:  # the token ends
             hashes[count] = _fmix64(h)
             count += 1
             in_token = False
-        if cls != SEPARATOR:  # a word or a standalone character starts a token
-            if blank and used[2]:
-                ids[2] += 1
-                used[2] = False
-            blank = False
-            h = _FNV_OFFSET
+        if cls == SEPARATOR:
+            if _boundary(buf, i, length, ids, used):
+                blank = True
+        else:
+            if not in_token:  # a token starts
+                if blank and used[2]:
+                    ids[2] += 1
+                blank, h, in_token = False, _FNV_OFFSET, True
+                where[0, count], where[1, count], where[2, count] = ids[0], ids[1], ids[2]
+                used[0], used[1], used[2] = True, True, True
             for j in range(length):
                 h = (h ^ np.uint64(buf[i + j])) * _FNV_PRIME
-            where[:, count] = ids
-            used[:] = True
-            in_token = cls == WORD
-            if not in_token:
+            if cls == STANDALONE:  # a character that is a token of its own
                 hashes[count] = _fmix64(h)
                 count += 1
-        elif buf[i] == _NEWLINE:
-            if used[0]:
-                ids[0] += 1
-            else:
-                blank = True
-            if used[1]:
-                ids[1] += 1
-            used[0] = used[1] = False
-        elif _ends_sentence(buf, i, length) and used[1]:
-            ids[1] += 1
-            used[1] = False
+                in_token = False
         i += length
     if in_token:
         hashes[count] = _fmix64(h)

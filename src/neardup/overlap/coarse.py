@@ -24,6 +24,7 @@ A pair sharing F >= T fingerprints adds F to its bucket under every h_j, so it i
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -34,14 +35,15 @@ from neardup.overlap.phases import PhaseLog
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, _run_length
 
-__all__ = ["coarse_overlap"]
+__all__ = ["auto_buckets", "coarse_overlap"]
 
 U8 = npt.NDArray[np.uint8]
 U32 = npt.NDArray[np.uint32]
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-BATCH = 1 << 18
+BATCH = 1 << 16
 _SEED_MIX = 0x9E3779B97F4A7C15
+_SCREEN_SEED = 0xD6E8FEB86659FD93
 
 
 @njit(cache=True, inline="always")
@@ -65,108 +67,104 @@ def _lower_bound(ordered: U64, key: np.uint64) -> int:
 
 
 @njit(cache=True, inline="always")
-def _contains(ordered: U64, key: np.uint64) -> bool:
-    # The search is written out: np.searchsorted, or calling _lower_bound from here, made the
-    # scans 10 to 20 times slower (measured here with numba 0.68).
-    low, high = 0, ordered.size
+def _is_deferred(key: np.uint64, deferred: U64, screen: U8) -> bool:
+    """Whether ``key`` is in the sorted ``deferred``; ``screen``, a one-hash Bloom filter of it,
+    spares almost every pair the binary search (whose mispredicted branches cost more than the
+    rest of a scan's work per pair)."""
+    bit = int(_fmix64(key ^ np.uint64(_SCREEN_SEED)) & np.uint64(screen.size * 8 - 1))
+    if not (screen[bit >> 3] >> (bit & 7)) & 1:
+        return False
+    # Written out: np.searchsorted, or calling _lower_bound from here, made the scans 10 to 20
+    # times slower (measured here with numba 0.68).
+    low, high = 0, deferred.size
     while low < high:
         middle = (low + high) >> 1
-        if ordered[middle] < key:
+        if deferred[middle] < key:
             low = middle + 1
         else:
             high = middle
-    return low < ordered.size and ordered[low] == key
+    return low < deferred.size and deferred[low] == key
+
+
+@njit(cache=True)
+def _screen_bits(keys: U64, bits: int) -> I64:  # pragma: no cover - compiled
+    """The screen bit of each key, as :func:`_is_deferred` computes it."""
+    out = np.empty(keys.size, dtype=np.int64)
+    for i in range(keys.size):
+        out[i] = int(_fmix64(keys[i] ^ np.uint64(_SCREEN_SEED)) & np.uint64(bits - 1))
+    return out
 
 
 @njit(cache=True, inline="always")
 def _heavy(key: np.uint64, bitmaps: U8, stages: int, seeds: U64,
            buckets: int) -> bool:  # pragma: no cover - compiled
+    # A flag and a break, not a return inside the loop: returning from the loop of an inlined
+    # function made numba's scans 3 to 4 times slower (measured here with numba 0.68).
+    heavy = True
     for j in range(stages):
         b = _bucket(key, seeds[j], buckets)
         if not (bitmaps[j, b >> 3] >> (7 - (b & 7))) & 1:
-            return False
-    return True
+            heavy = False
+            break
+    return heavy
 
 
 @njit(cache=True)
-def _hash_walk(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, stage: int, seeds: U64,
-               buckets: int, counters: npt.NDArray[np.unsignedinteger],
-               limit: int) -> int:  # pragma: no cover - compiled
-    """Count every pair heavy under the hashes before ``stage`` and not deferred into
-    ``counters`` under h_stage, each counter saturating at ``limit``; the number counted."""
-    size, n, start = docs.size, 0, 0
-    while start < size:
-        end = start + 1
-        while end < size and fprints[end] == fprints[start]:
-            end += 1
-        for row in range(start, end):
-            high = np.uint64(docs[row]) << np.uint64(32)
-            for partner in range(row + 1, end):
-                key = high | np.uint64(docs[partner])
-                if not _heavy(key, bitmaps, stage, seeds, buckets):
-                    continue
-                if _contains(deferred, key):
-                    continue
-                b = _bucket(key, seeds[stage], buckets)
-                if counters[b] < limit:
-                    counters[b] += 1
-                n += 1
-        start = end
-    return n
+def _count_batch(keys: U64, deferred: U64, screen: U8, bitmaps: U8, stage: int, seeds: U64,
+                 buckets: int, counters: npt.NDArray[np.unsignedinteger], limit: int,
+                 pending: I64) -> int:  # pragma: no cover - compiled
+    """Count the pairs of ``keys`` heavy under the hashes before ``stage`` and not deferred into
+    ``counters`` under h_stage, each counter saturating at ``limit``; the number counted. The
+    buckets are listed first (in ``pending``), then counted in a loop of independent memory
+    accesses that the processor overlaps (about twice as fast here as counting in one loop)."""
+    counted = 0
+    for i in range(keys.size):
+        key = keys[i]
+        if _heavy(key, bitmaps, stage, seeds, buckets) and \
+                not _is_deferred(key, deferred, screen):
+            pending[counted] = _bucket(key, seeds[stage], buckets)
+            counted += 1
+    for i in range(counted):
+        b = pending[i]
+        if counters[b] < limit:
+            counters[b] += 1
+    return counted
 
 
 @njit(cache=True)
-def _count_walk(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, seeds: U64, buckets: int,
-                candidates: U64, counts: U32) -> None:  # pragma: no cover - compiled
-    """The exact number of shared fingerprints of every pair in the sorted ``candidates`` (the
-    pairs heavy under every hash, and the deferred ones)."""
-    size, start, stages = docs.size, 0, bitmaps.shape[0]
-    while start < size:
-        end = start + 1
-        while end < size and fprints[end] == fprints[start]:
-            end += 1
-        for row in range(start, end):
-            high = np.uint64(docs[row]) << np.uint64(32)
-            for partner in range(row + 1, end):
-                key = high | np.uint64(docs[partner])
-                if not _heavy(key, bitmaps, stages, seeds, buckets):
-                    if not _contains(deferred, key):
-                        continue
-                at = _lower_bound(candidates, key)
-                if at < candidates.size:  # noqa: SIM102 - one `and` here made numba's loop slower
-                    if candidates[at] == key:
-                        counts[at] += 1
-        start = end
+def _select_batch(keys: U64, deferred: U64, screen: U8, bitmaps: U8, seeds: U64, buckets: int,
+                  out: U64) -> int:  # pragma: no cover - compiled
+    """Write the pairs of ``keys`` heavy under every hash, and not deferred, into ``out``."""
+    stages, selected = bitmaps.shape[0], 0
+    for i in range(keys.size):
+        key = keys[i]
+        if _heavy(key, bitmaps, stages, seeds, buckets) and \
+                not _is_deferred(key, deferred, screen):
+            out[selected] = key
+            selected += 1
+    return selected
 
 
 @njit(cache=True)
-def _candidate_fill(fprints: U32, docs: U32, deferred: U64, bitmaps: U8, stages: int,
-                    seeds: U64, buckets: int, state: I64,
-                    out: U64) -> int:  # pragma: no cover - compiled
-    """Write the keys of the pairs heavy under every hash into ``out``, resuming from ``state``
-    (group start, row, partner); the number written."""
-    size, capacity, n = docs.size, out.size, 0
-    start, row, partner = state[0], state[1], state[2]
-    while start < size:
-        end = start + 1
-        while end < size and fprints[end] == fprints[start]:
-            end += 1
-        while row < end:
-            high = np.uint64(docs[row]) << np.uint64(32)
-            while partner < end:
-                key = high | np.uint64(docs[partner])
-                if _heavy(key, bitmaps, stages, seeds, buckets) and not _contains(deferred, key):
-                    if n == capacity:
-                        state[0], state[1], state[2] = start, row, partner
-                        return n
-                    out[n] = key
-                    n += 1
-                partner += 1
-            row += 1
-            partner = row + 1
-        start = end
-    state[0], state[1], state[2] = size, size, size + 1
-    return n
+def _exact_batch(keys: U64, deferred: U64, screen: U8, bitmaps: U8, seeds: U64, buckets: int,
+                 candidates: U64, counts: U32, pending: U64) -> None:  # pragma: no cover
+    """Count the pairs of ``keys`` found in the sorted ``candidates``; only those heavy under
+    every hash, or deferred, are looked up (listed first, then searched, as in _count_batch)."""
+    stages, listed = bitmaps.shape[0], 0
+    for i in range(keys.size):
+        key = keys[i]
+        wanted = _heavy(key, bitmaps, stages, seeds, buckets)
+        if not wanted:
+            wanted = _is_deferred(key, deferred, screen)
+        if wanted:
+            pending[listed] = key
+            listed += 1
+    for i in range(listed):
+        key = pending[i]
+        at = _lower_bound(candidates, key)
+        if at < candidates.size:  # noqa: SIM102 - one `and` here made numba's loop slower
+            if candidates[at] == key:
+                counts[at] += 1
 
 
 @njit(cache=True)
@@ -185,30 +183,48 @@ class _Scan:
     def __init__(self, relation: ChunkRelation, hashes: int, buckets: int, seed: int) -> None:
         self.relation = relation
         self.buckets = buckets
-        self.deferred = np.empty(0, dtype=np.uint64)
         self.bitmaps = np.zeros((hashes, (buckets + 7) // 8), dtype=np.uint8)
         mix = np.arange(1, hashes + 1, dtype=np.uint64) * np.uint64(_SEED_MIX)
         self.seeds = mix ^ np.uint64(seed)
+        self.defer(np.empty(0, dtype=np.uint64))
+
+    def defer(self, keys: U64) -> None:
+        """Keep the sorted pair ``keys`` out of the counters (and screen them)."""
+        self.deferred = keys
+        bits = 1 << max(10, int(16 * keys.size).bit_length())  # about 1 in 16 screened in
+        marks = np.zeros(bits, dtype=np.bool_)
+        marks[_screen_bits(keys, bits)] = True
+        self.screen = np.packbits(marks, bitorder="little")
+
+    def batches(self) -> Iterator[U64]:
+        """The relation's pair keys, a buffer of BATCH at a time (the buffer is reused): the
+        scans enumerate pairs sequentially, then touch counters and bitmaps in a separate loop,
+        so that the memory accesses of a batch overlap."""
+        cursor, buffer = PairCursor(self.relation), np.empty(BATCH, dtype=np.uint64)
+        while filled := cursor.fill(buffer):
+            yield buffer[:filled]
 
     def hash_scan(self, stage: int, counters: npt.NDArray[np.unsignedinteger], limit: int) -> int:
-        r = self.relation
-        return int(_hash_walk(r.fprints, r.docs, self.deferred, self.bitmaps, stage, self.seeds,
-                              self.buckets, counters, limit))
+        pending = np.empty(BATCH, dtype=np.int64)
+        return sum(int(_count_batch(keys, self.deferred, self.screen, self.bitmaps, stage,
+                                    self.seeds, self.buckets, counters, limit, pending))
+                   for keys in self.batches())
 
-    def candidates(self, state: I64, out: U64) -> int:
-        r = self.relation
-        return int(_candidate_fill(r.fprints, r.docs, self.deferred, self.bitmaps,
-                                   self.bitmaps.shape[0], self.seeds, self.buckets, state, out))
+    def select(self, keys: U64, out: U64) -> int:
+        return int(_select_batch(keys, self.deferred, self.screen, self.bitmaps, self.seeds,
+                                 self.buckets, out))
 
     def count(self, candidates: U64, counts: U32) -> None:
-        r = self.relation
-        _count_walk(r.fprints, r.docs, self.deferred, self.bitmaps, self.seeds, self.buckets,
-                    candidates, counts)
+        pending = np.empty(BATCH, dtype=np.uint64)
+        for keys in self.batches():
+            _exact_batch(keys, self.deferred, self.screen, self.bitmaps, self.seeds,
+                         self.buckets, candidates, counts, pending)
 
 
-def _copies(relation: ChunkRelation) -> tuple[I64, I64]:
-    """For each document its group of copies (an id, -1 when it has no rows) and the group
-    centres: documents whose chunk sets are equal, the smallest doc first."""
+def _copies(relation: ChunkRelation) -> tuple[I64, I64, I64]:
+    """For each document its group of copies (an id, -1 when it has no rows), the group centres
+    (documents whose chunk sets are equal, the smallest doc first) and each document's number of
+    fingerprints."""
     n = relation.documents
     counts = np.zeros(n, dtype=np.int64)
     first, second = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
@@ -220,26 +236,40 @@ def _copies(relation: ChunkRelation) -> tuple[I64, I64]:
     new[1:] = np.any(keys[:, 1:] != keys[:, :-1], axis=0)
     group = np.full(n, -1, dtype=np.int64)
     group[order] = np.cumsum(new) - 1
-    return group, order[new]
+    return group, order[new], counts
+
+
+@njit(cache=True)
+def _sample_rows(fprints: U32, seed: np.uint64, cutoff: np.uint64,
+                 chosen: npt.NDArray[np.bool_]) -> int:  # pragma: no cover - compiled
+    """Mark the rows whose fingerprint is sampled (its hash below ``cutoff``); the number of
+    distinct fingerprints sampled."""
+    sampled = 0
+    for i in range(fprints.size):
+        chosen[i] = _fmix64(np.uint64(fprints[i]) ^ seed) < cutoff
+        if chosen[i] and (i == 0 or fprints[i] != fprints[i - 1]):
+            sampled += 1
+    return sampled
 
 
 def _pilot(scan: _Scan, fraction: float, threshold: int, seed: int) -> dict[str, object]:
     """Count the pairs of a sample of the fingerprints; defer those likely to be heavy."""
     relation = scan.relation
-    sizes = relation.group_sizes()
-    heads = relation.fprints[np.cumsum(sizes) - sizes] if sizes.size else relation.fprints
-    mixed = heads.astype(np.uint64) * np.uint64(_SEED_MIX) ^ np.uint64(seed)
-    chosen = (mixed >> np.uint64(11)).astype(np.float64) / 2.0**53 < fraction
-    sample = relation.select(np.repeat(chosen, sizes))
+    chosen = np.empty(len(relation), dtype=np.bool_)
+    cutoff = np.uint64(min(int(fraction * 2.0**64), 2**64 - 1))
+    sampled = _sample_rows(relation.fprints, np.uint64(seed) ^ np.uint64(_SEED_MIX), cutoff,
+                           chosen)
+    sample = relation.select(chosen)
+    del chosen
     keys = np.empty(max(sample.pair_total(), 1), dtype=np.uint64)
     filled = PairCursor(sample).fill(keys)
     keys = keys[:filled]
     keys.sort()
     counts = np.empty(keys.size, dtype=np.uint32)
-    distinct = _run_length(keys, counts)
+    distinct_keys = _run_length(keys, counts)
     least = max(2, math.ceil(threshold * fraction))
-    scan.deferred = keys[:distinct][counts[:distinct] >= least].copy()
-    return {"fingerprints_sampled": int(chosen.sum()), "pairs_sampled": filled,
+    scan.defer(keys[:distinct_keys][counts[:distinct_keys] >= least].copy())
+    return {"fingerprints_sampled": sampled, "pairs_sampled": filled,
             "defer_at": least, "deferred": int(scan.deferred.size)}
 
 
@@ -254,25 +284,23 @@ def _counter_type(threshold: int) -> type[np.unsignedinteger]:
 def _hash_scan(scan: _Scan, stage: int, threshold: int) -> dict[str, object]:
     counters = np.zeros(scan.buckets, dtype=_counter_type(threshold))
     counted = scan.hash_scan(stage, counters, threshold)
-    heavy = counters >= threshold
-    scan.bitmaps[stage] = np.packbits(heavy)
+    heavy = 0
+    for start in range(0, scan.buckets, 1 << 23):  # BITMAP_j by slices: no m-sized temporary
+        part = counters[start:start + (1 << 23)] >= threshold
+        scan.bitmaps[stage, start >> 3:(start + part.size + 7) >> 3] = np.packbits(part)
+        heavy += int(part.sum())
     return {"pairs_counted": counted, "buckets": scan.buckets,
-            "counter_bytes": int(counters.nbytes), "heavy_buckets": int(heavy.sum())}
+            "counter_bytes": int(counters.nbytes), "heavy_buckets": heavy}
 
 
-def _candidate_scan(scan: _Scan, stages: int) -> U64:
-    buffer = np.empty(BATCH, dtype=np.uint64)
+def _candidate_scan(scan: _Scan) -> U64:
+    selected = np.empty(BATCH, dtype=np.uint64)
     found: list[U64] = [scan.deferred]
-    held, state = scan.deferred.size, np.array([0, 0, 1], dtype=np.int64)
-    while True:
-        filled = scan.candidates(state, buffer)
-        found.append(distinct(buffer[:filled]))
-        held += found[-1].size
-        if len(found) > 8:
+    for keys in scan.batches():
+        found.append(distinct(selected[:scan.select(keys, selected)]))
+        if len(found) > 64:
             found = [distinct(np.concatenate(found))]
-            held = found[0].size
-        if filled < buffer.size:
-            return distinct(np.concatenate(found))
+    return distinct(np.concatenate(found))
 
 
 def _expand_copies(overlap: Overlap, group: I64, centres: I64, sizes: I64, threshold: int
@@ -301,20 +329,29 @@ def _expand_copies(overlap: Overlap, group: I64, centres: I64, sizes: I64, thres
     return keys[order], np.concatenate(counts)[order]
 
 
-def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int = 1 << 22,
+def auto_buckets(pairs: int, threshold: int) -> int:
+    """m for ``pairs`` pair occurrences: the power of two at or above 2 * pairs / T, so that a
+    bucket holds T / 2 occurrences on average; between 2**16 and 2**28 (counters of one byte
+    while T <= 255: 64 KiB to 256 MiB)."""
+    wanted = max(1, 2 * pairs // max(threshold, 1))
+    return 1 << min(28, max(16, (wanted - 1).bit_length()))
+
+
+def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int | None = None,
                    hashes: int = 2, pilot: float = 0.0, seed: int = 0) -> Overlap:
-    """Pairs of documents sharing at least ``threshold`` fingerprints, by coarse counting."""
+    """Pairs of documents sharing at least ``threshold`` fingerprints, by coarse counting with
+    ``buckets`` counters (None: :func:`auto_buckets` of the pairs to scan)."""
     with PhaseLog() as log:
         with log.phase("exact_copies") as record:
-            group, centres = _copies(relation)
-            sizes = np.bincount(relation.docs, minlength=relation.documents)
+            group, centres, sizes = _copies(relation)
             is_centre = np.zeros(relation.documents, dtype=np.bool_)
             is_centre[centres] = True
             copies = int(np.count_nonzero(group >= 0)) - centres.size
-            scan = _Scan(relation.select(is_centre[relation.docs]) if copies else relation,
-                         hashes, buckets, seed)
+            kept = relation.select(is_centre[relation.docs]) if copies else relation
+            pairs = kept.pair_total()
+            scan = _Scan(kept, hashes, buckets or auto_buckets(pairs, threshold), seed)
             record.update(copy_groups=int(np.count_nonzero(np.bincount(group[group >= 0]) > 1)),
-                          copies_removed=copies, pairs_to_scan=scan.relation.pair_total())
+                          copies_removed=copies, pairs_to_scan=pairs)
         if pilot > 0:
             with log.phase("pilot") as record:
                 record.update(_pilot(scan, pilot, threshold, seed))
@@ -322,7 +359,7 @@ def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int = 1 << 
             with log.phase(f"hash_scan_{stage + 1}") as record:
                 record.update(_hash_scan(scan, stage, threshold))
         with log.phase("candidate_scan") as record:
-            candidates = _candidate_scan(scan, hashes)
+            candidates = _candidate_scan(scan)
             record.update(candidates=int(candidates.size))
         with log.phase("count_scan") as record:
             counts = np.zeros(candidates.size, dtype=np.uint32)

@@ -95,8 +95,9 @@ class OverlapConfig:
 
     ``algorithm``: ``sort`` (the sort-based join, external: at most ``memory_limit`` bytes of pairs
     in memory, the rest spilled to sorted runs on disk; ``None``: all pairs in memory) or
-    ``coarse`` (probabilistic counting: ``buckets`` counters, ``hashes`` hash functions, a pilot
-    sample of the fraction ``pilot`` of the fingerprints). Both give the same pairs and counts.
+    ``coarse`` (probabilistic counting: ``buckets`` counters, None for 2 * pairs / T rounded up to
+    a power of two, ``hashes`` hash functions, a pilot sample of the fraction ``pilot`` of the
+    fingerprints). Both give the same pairs and counts.
     ``drop_common``: ignore chunks shared by more than that many documents (None: keep all).
     Only ``min_shared`` and ``drop_common`` change the result, so only they are in the tag.
     """
@@ -104,7 +105,7 @@ class OverlapConfig:
     min_shared: int | None = None
     algorithm: OverlapAlgorithm = "sort"
     memory_limit: int | None = 512 * 2**20
-    buckets: int = 1 << 22
+    buckets: int | None = None
     hashes: int = 2
     pilot: float = 0.0
     drop_common: int | None = None
@@ -118,7 +119,8 @@ class OverlapConfig:
         if self.memory_limit is not None:
             _require(self.memory_limit >= 2**16, "memory_limit", self.memory_limit,
                      "must be at least 64 KiB")
-        _require(1 <= self.buckets <= 2**32, "buckets", self.buckets, "must be in 1..2**32")
+        if self.buckets is not None:
+            _require(1 <= self.buckets <= 2**32, "buckets", self.buckets, "must be in 1..2**32")
         _require(1 <= self.hashes <= 8, "hashes", self.hashes, "must be in 1..8")
         _require(0.0 <= self.pilot < 1.0, "pilot", self.pilot, "must be in [0, 1)")
         if self.drop_common is not None:

@@ -54,12 +54,15 @@ class ChunkRelation:
 
     def pair_total(self) -> int:
         """The number of (document pair, shared fingerprint) occurrences: sum of k(k-1)/2."""
-        sizes = self.group_sizes()
-        return int(np.sum(sizes * (sizes - 1) // 2))
+        return int(_pair_total(self.fprints))
 
     def select(self, keep: npt.NDArray[np.bool_]) -> ChunkRelation:
-        """The rows where ``keep`` is true (the order stays sorted)."""
-        return ChunkRelation(self.fprints[keep], self.docs[keep], self.documents)
+        """The rows where ``keep`` is true (the order stays sorted); copied in one pass, without
+        the index arrays that boolean indexing would build."""
+        count = int(np.count_nonzero(keep))
+        fprints, docs = np.empty(count, dtype=np.uint32), np.empty(count, dtype=np.uint32)
+        _compact(self.fprints, self.docs, keep, fprints, docs)
+        return ChunkRelation(fprints, docs, self.documents)
 
     def drop_common(self, limit: int) -> tuple[ChunkRelation, int, int]:
         """Without the fingerprints held by more than ``limit`` documents; also returns how many
@@ -70,6 +73,29 @@ class ChunkRelation:
             return self, 0, 0
         keep = np.repeat(~common, sizes)
         return self.select(keep), int(common.sum()), int(np.sum(sizes[common]))
+
+
+@njit(cache=True)
+def _pair_total(fprints: U32) -> int:  # pragma: no cover - compiled
+    total, start = 0, 0
+    while start < fprints.size:
+        end = start + 1
+        while end < fprints.size and fprints[end] == fprints[start]:
+            end += 1
+        total += (end - start) * (end - start - 1) // 2
+        start = end
+    return total
+
+
+@njit(cache=True)
+def _compact(fprints: U32, docs: U32, keep: npt.NDArray[np.bool_], out_fprints: U32,
+             out_docs: U32) -> None:  # pragma: no cover - compiled
+    at = 0
+    for i in range(keep.size):
+        if keep[i]:
+            out_fprints[at] = fprints[i]
+            out_docs[at] = docs[i]
+            at += 1
 
 
 def split_keys(keys: U64) -> tuple[I64, I64]:

@@ -107,46 +107,71 @@ def _sorted_runs(relation: ChunkRelation, capacity: int, directory: Path | None
             return runs, None, expanded
 
 
-def _merge_round(maps: Sequence[tuple[U64, U32]], cursors: list[int], block: int
-                 ) -> tuple[U64, I64]:
+class _RunReader:
+    """Reads a spilled run block by block with plain reads (no memory map, so that the merge's
+    memory stays what it holds, not the page cache it maps)."""
+
+    def __init__(self, run: _Run, block: int) -> None:
+        self.length, self.block, self.at = run.length, block, 0
+        self.keys_file, self.counts_file = run.keys.open("rb"), run.counts.open("rb")
+        self._load()
+
+    def _load(self) -> None:
+        count = min(self.block, self.length - self.at)
+        self.keys_file.seek(self.at * 8)
+        self.counts_file.seek(self.at * 4)
+        self.keys = np.fromfile(self.keys_file, dtype=np.uint64, count=count)
+        self.counts = np.fromfile(self.counts_file, dtype=np.uint32, count=count)
+
+    @property
+    def limit(self) -> int | None:
+        """The last key of the block, or None when the block reaches the end of the run."""
+        return int(self.keys[-1]) if self.at + self.keys.size < self.length else None
+
+    def take(self, limit: int) -> tuple[U64, I64]:
+        """The block's keys up to ``limit`` and their counts; reads on when the block is used."""
+        take = int(np.searchsorted(self.keys, np.uint64(limit), side="right"))
+        keys, counts = self.keys[:take], self.counts[:take].astype(np.int64)
+        self.keys, self.counts = self.keys[take:], self.counts[take:]
+        self.at += take
+        if not self.keys.size and self.at < self.length:
+            self._load()
+        return keys, counts
+
+    def close(self) -> None:
+        self.keys_file.close()
+        self.counts_file.close()
+
+
+def _merge_round(readers: Sequence[_RunReader]) -> tuple[U64, I64]:
     """Take from every run the keys up to the smallest last key of the blocks that do not reach
-    their run's end, sum the counts of equal keys."""
-    limit = np.iinfo(np.uint64).max
-    for (keys, _), at in zip(maps, cursors, strict=True):
-        stop = at + block
-        if stop < keys.size:
-            limit = min(limit, int(keys[stop - 1]))
-    parts_k, parts_c = [], []
-    for index, (keys, counts) in enumerate(maps):
-        at = cursors[index]
-        chunk = keys[at:at + block]
-        take = int(np.searchsorted(chunk, np.uint64(limit), side="right"))
-        parts_k.append(np.array(chunk[:take]))
-        parts_c.append(np.array(counts[at:at + take], dtype=np.int64))
-        cursors[index] = at + take
-    keys = np.concatenate(parts_k)
+    their run's end, and sum the counts of equal keys."""
+    limits = [r.limit for r in readers if r.limit is not None]
+    limit = min(limits) if limits else int(np.iinfo(np.uint64).max)
+    parts = [r.take(limit) for r in readers]
+    keys = np.concatenate([k for k, _ in parts])
     if not keys.size:
         return keys, np.empty(0, dtype=np.int64)
     order = np.argsort(keys)
-    keys, sums = keys[order], np.concatenate(parts_c)[order]
+    keys, sums = keys[order], np.concatenate([c for _, c in parts])[order]
     starts = np.flatnonzero(np.diff(keys, prepend=~keys[:1]) != 0)
     return keys[starts], np.add.reduceat(sums, starts)
 
 
 def _merge(runs: list[_Run], threshold: int, budget: int | None) -> tuple[U64, I64]:
-    maps = [(np.memmap(r.keys, dtype=np.uint64, mode="r", shape=(r.length,)),
-             np.memmap(r.counts, dtype=np.uint32, mode="r", shape=(r.length,)))
-            for r in runs if r.length]
-    block = max(MIN_BLOCK, (budget or 0) // (3 * BYTES_PER_PAIR * max(len(maps), 1)))
-    cursors = [0] * len(maps)
+    block = max(MIN_BLOCK, (budget or 0) // (3 * BYTES_PER_PAIR * max(len(runs), 1)))
+    readers = [_RunReader(r, block) for r in runs if r.length]
     found_k: list[U64] = []
     found_c: list[I64] = []
-    while any(at < keys.size for (keys, _), at in zip(maps, cursors, strict=True)):
-        keys, sums = _merge_round(maps, cursors, block)
-        keep = sums >= threshold
-        found_k.append(keys[keep])
-        found_c.append(sums[keep])
-    del maps
+    try:
+        while any(r.at < r.length for r in readers):
+            keys, sums = _merge_round(readers)
+            keep = sums >= threshold
+            found_k.append(keys[keep])
+            found_c.append(sums[keep])
+    finally:
+        for reader in readers:
+            reader.close()
     if not found_k:
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
     return np.concatenate(found_k), np.concatenate(found_c)
