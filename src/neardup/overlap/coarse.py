@@ -23,6 +23,7 @@ A pair sharing F >= T fingerprints adds F to its bucket under every h_j, so it i
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 
@@ -337,10 +338,23 @@ def auto_buckets(pairs: int, threshold: int) -> int:
     return 1 << min(28, max(16, (wanted - 1).bit_length()))
 
 
+@functools.cache
+def _warm_up() -> None:
+    """Load every compiled kernel once per process, before anything is measured (loading them
+    allocates memory that tracemalloc would count in the first phase)."""
+    _coarse(ChunkRelation.from_sets([np.arange(3, dtype=np.uint32)] * 3), 1, 64, 2, 0.5, 0)
+
+
 def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int | None = None,
                    hashes: int = 2, pilot: float = 0.0, seed: int = 0) -> Overlap:
     """Pairs of documents sharing at least ``threshold`` fingerprints, by coarse counting with
     ``buckets`` counters (None: :func:`auto_buckets` of the pairs to scan)."""
+    _warm_up()
+    return _coarse(relation, threshold, buckets, hashes, pilot, seed)
+
+
+def _coarse(relation: ChunkRelation, threshold: int, buckets: int | None, hashes: int,
+            pilot: float, seed: int) -> Overlap:
     with PhaseLog() as log:
         with log.phase("exact_copies") as record:
             group, centres, sizes = _copies(relation)

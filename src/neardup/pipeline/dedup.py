@@ -131,15 +131,7 @@ def find_duplicates(
                                 "revisits_without_original": missing,
                                 "empty_text": int(np.count_nonzero(tokens == 0)),
                                 "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}
-    method = near_method(config.method)
-    tables: dict[str, list[dict[str, object]]] = {}
-    if method is not None:
-        near = method.find(config, prints, exact.survivors)
-        tables = near.tables
-        parts.append(near.pairs)
-        stats["near"] = {"candidates": near.candidates, "verified": len(near.pairs),
-                         "rejected": near.rejected, **near.parameters}
-        timer.lap("near_candidates_and_verification")
+    tables = _near_stage(config, prints, exact.survivors, parts, stats, timer)
     pairs = Pairs.concat(parts)
     cluster = components(count, pairs.a, pairs.b)
     kept_doc = choose_survivors(cluster, config.keep, np.array([p.text_chars for p in prints]),
@@ -150,6 +142,22 @@ def find_duplicates(
     stats["seconds"] = timer.seconds | _worker_seconds(prints)
     stats["config"] = config.tags
     return DedupResult(prints, pairs, cluster, kept_doc, reasons, stats, tables)
+
+
+def _near_stage(config: DedupConfig, prints: list[DocumentPrints], survivors: I64,
+                parts: list[Pairs], stats: dict[str, object],
+                timer: _StageTimer) -> dict[str, list[dict[str, object]]]:
+    """Run the near method, if any: its pairs join ``parts``, its counts ``stats["near"]``;
+    returns its extra output tables."""
+    method = near_method(config.method)
+    if method is None:
+        return {}
+    near = method.find(config, prints, survivors)
+    parts.append(near.pairs)
+    stats["near"] = {"candidates": near.candidates, "verified": len(near.pairs),
+                     "rejected": near.rejected, **near.parameters}
+    timer.lap("near_candidates_and_verification")
+    return near.tables
 
 
 def _cluster_stats(cluster: I64, kept_doc: I64) -> dict[str, object]:
