@@ -18,7 +18,7 @@ from numba import njit
 if TYPE_CHECKING:
     from neardup.index.hamming import TablePlan
 
-__all__ = ["PlanArrays", "permute_values", "plan_arrays", "popcount", "prefix_masks", "prefix_of",
+__all__ = ["PlanArrays", "permute_values", "plan_arrays", "popcount", "prefix_masks",
            "unpermute_values"]
 
 U64 = npt.NDArray[np.uint64]
@@ -79,21 +79,6 @@ def unpermute_one(value: np.uint64, starts: I64, widths: I64,
         block = (value >> np.uint64(position)) & _low_mask(width)
         out |= block << np.uint64(64 - starts[s] - width)
     return out
-
-
-@njit(cache=True, inline="always")
-def prefix_of(value: np.uint64, starts: I64, widths: I64, prefix_bits: int) -> np.uint64:
-    """The top ``prefix_bits`` of the permuted value, computed from the leading segments only."""
-    out = np.uint64(0)
-    taken = 0
-    s = 0
-    while taken < prefix_bits:  # pragma: no cover - compiled
-        width = widths[s]
-        block = (value >> np.uint64(64 - starts[s] - width)) & _low_mask(width)
-        out = (out << np.uint64(width)) | block
-        taken += width
-        s += 1
-    return out >> np.uint64(taken - prefix_bits)
 
 
 def prefix_masks(arrays: PlanArrays) -> U64:

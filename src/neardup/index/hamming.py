@@ -19,6 +19,7 @@ from numba import njit
 from neardup.errors import ConfigError
 from neardup.index.bitperm import (
     PlanArrays,
+    permute_values,
     plan_arrays,
     popcount,
     prefix_masks,
@@ -104,13 +105,7 @@ def design_for(k: int, fingerprints: int) -> HammingDesign:
 
 def permute_table(fingerprints: U64, plan: TablePlan) -> U64:
     """Fingerprints with their bit segments rearranged in the order of ``plan``."""
-    out = np.zeros_like(fingerprints)
-    position = BITS
-    for start, width in plan.segments:
-        block = (fingerprints >> np.uint64(BITS - start - width)) & np.uint64((1 << width) - 1)
-        position -= width
-        out |= block << np.uint64(position)
-    return out
+    return permute_values(np.asarray(fingerprints, dtype=np.uint64), plan_arrays([plan]), 0)
 
 
 def permute(fingerprints: U64, design: HammingDesign, leading: tuple[int, ...]) -> U64:

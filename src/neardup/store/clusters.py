@@ -12,10 +12,11 @@ import sqlite3
 import numpy as np
 import numpy.typing as npt
 
+from neardup.store.records import select_in
+
 __all__ = ["merge_clusters"]
 
 I64 = npt.NDArray[np.int64]
-SQL_VARIABLES = 900
 
 
 class _Roots:
@@ -39,14 +40,8 @@ class _Roots:
 
 
 def _clusters_of(db: sqlite3.Connection, docs: list[int]) -> dict[int, int]:
-    found: dict[int, int] = {}
-    unique = sorted(set(docs))
-    for start in range(0, len(unique), SQL_VARIABLES):
-        chunk = unique[start:start + SQL_VARIABLES]
-        marks = ",".join("?" * len(chunk))
-        found.update(db.execute(f"SELECT doc, cluster FROM documents WHERE doc IN ({marks})",
-                                chunk).fetchall())
-    return found
+    query = "SELECT doc, cluster FROM documents WHERE doc IN ({marks})"
+    return dict(select_in(db, query, sorted(set(docs))))
 
 
 def merge_clusters(db: sqlite3.Connection, docs: I64, matched: I64, stored: I64,

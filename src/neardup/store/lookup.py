@@ -19,7 +19,7 @@ from neardup.errors import ConfigError
 from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match
 from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
-from neardup.store.records import signed, unsigned
+from neardup.store.records import select_in, signed, unsigned
 
 if TYPE_CHECKING:
     from neardup.store.collection import Store
@@ -59,13 +59,7 @@ class StoreMatch:
 
 
 def _rows(db: sqlite3.Connection, where: str, values: list[int]) -> list[tuple[object, ...]]:
-    rows: list[tuple[object, ...]] = []
-    for start in range(0, len(values), 900):
-        chunk = values[start:start + 900]
-        marks = ",".join("?" * len(chunk))
-        rows += db.execute(f"SELECT {COLUMNS} FROM documents WHERE {where} IN ({marks})",
-                           chunk).fetchall()
-    return rows
+    return select_in(db, f"SELECT {COLUMNS} FROM documents WHERE {where} IN ({{marks}})", values)
 
 
 def _array(data: bytes | None) -> U64 | None:
@@ -74,15 +68,11 @@ def _array(data: bytes | None) -> U64 | None:
 
 def _sketches(db: sqlite3.Connection, docs: list[int]) -> dict[int, StoreFeatures]:
     found: dict[int, StoreFeatures] = {}
-    for start in range(0, len(docs), 900):
-        chunk = docs[start:start + 900]
-        marks = ",".join("?" * len(chunk))
-        for doc, modulus, data, shingles in db.execute(
-                "SELECT doc, modulus, data, shingles FROM sketches "
-                f"WHERE doc IN ({marks})", chunk):
-            sketch = _array(data)
-            assert sketch is not None
-            found[doc] = StoreFeatures(sketch, modulus, _array(shingles))
+    for doc, modulus, data, shingles in select_in(
+            db, "SELECT doc, modulus, data, shingles FROM sketches WHERE doc IN ({marks})", docs):
+        sketch = _array(data)
+        assert sketch is not None
+        found[doc] = StoreFeatures(sketch, modulus, _array(shingles))
     return found
 
 
@@ -194,13 +184,8 @@ def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[S
 
 
 def _sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
-    docs: set[int] = set()
-    for start in range(0, len(values), 900):
-        chunk = values[start:start + 900]
-        marks = ",".join("?" * len(chunk))
-        docs.update(d for (d,) in db.execute(
-            f"SELECT DISTINCT doc FROM postings WHERE value IN ({marks})", chunk))
-    return sorted(docs)
+    rows = select_in(db, "SELECT DISTINCT doc FROM postings WHERE value IN ({marks})", values)
+    return sorted({doc for (doc,) in rows})
 
 
 def similar_documents(store: Store, doc: Document, resemblance: float, containment: float,

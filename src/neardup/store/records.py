@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.pipeline.fingerprint import DocumentPrints
 
-__all__ = ["AddReport", "document_row", "signed", "unsigned"]
+__all__ = ["AddReport", "document_row", "select_in", "signed", "unsigned"]
 
 I64 = npt.NDArray[np.int64]
+
+
+SQL_VARIABLES = 900
+"""Values bound per statement: below SQLite's smallest limit on host parameters (999)."""
+
+
+def select_in(db: sqlite3.Connection, query: str, values: list[int]) -> list[tuple[Any, ...]]:
+    """The rows of ``query`` (whose ``{marks}`` stands for the values' placeholders) over
+    ``values``, a few hundred values per statement."""
+    rows: list[tuple[Any, ...]] = []
+    for start in range(0, len(values), SQL_VARIABLES):
+        chunk = values[start:start + SQL_VARIABLES]
+        rows += db.execute(query.format(marks=",".join("?" * len(chunk))), chunk).fetchall()
+    return rows
 
 
 def signed(value: int) -> int:
