@@ -29,9 +29,6 @@ _OPTIONS = (
     click.option("--algorithm", type=click.Choice(["sort", "coarse"]), default="sort",
                  show_default=True,
                  help="chunks: the sort-based join (external) or coarse counting."),
-    click.option("--memory-limit", default="512M", show_default=True,
-                 help="chunks, sort: bytes of pairs held before spilling sorted runs to disk "
-                      "(512M, 2G...; none: all in memory)."),
     click.option("--buckets", type=click.IntRange(1, 2**32), default=None,
                  help="chunks, coarse: counters in the array A [default: 2 x pairs / T, rounded "
                       "up to a power of two, 2**16 to 2**28]."),
@@ -61,12 +58,19 @@ def chunk_options(command: F) -> F:
     return command
 
 
+def _pairs_memory(limit: str | None) -> int | None:
+    """chunks, sort: the pairs held before spilling sorted runs, a quarter of the run's
+    ``--memory-limit`` (``none``: all in memory)."""
+    size = parse_bytes(limit or "2G")
+    return None if size is None else max(2**16, size // 4)
+
+
 def overlap_fields(options: dict[str, Any]) -> dict[str, Any]:
     """The DedupConfig fields ``chunks``, ``overlap``, ``smfa`` and ``paragraphs``."""
     drop = options.get("drop_common")
     overlap = OverlapConfig(
         min_shared=options.get("min_shared"), algorithm=options.get("algorithm", "sort"),
-        memory_limit=parse_bytes(options.get("memory_limit") or "512M"),
+        memory_limit=_pairs_memory(options.get("memory_limit")),
         buckets=options.get("buckets"), hashes=options.get("hashes", 2),
         pilot=options.get("pilot", 0.0), drop_common=drop or None)
     paragraphs = ParagraphConfig(min_chars=options.get("min_chars", 450),

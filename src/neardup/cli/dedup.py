@@ -25,7 +25,23 @@ from neardup.pipeline.dedup import DedupResult, find_duplicates
 from neardup.pipeline.executor import default_workers
 from neardup.sources import open_sources
 
-__all__ = ["dedup_command", "run_dedup"]
+__all__ = ["WORK_DIR", "dedup_command", "run_dedup"]
+
+WORK_DIR = ".neardup-work"
+"""The work directory's name inside ``--out`` when ``--work`` is not given."""
+
+
+def _stage_progress() -> Any:
+    """A callback (stage, done, total) that shows on a terminal, or None in a pipe."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def show(stage: str, done: int, total: int) -> None:
+        click.echo(f"\r{stage}: {done}/{total} input files", nl=done == total, err=True)
+
+    return show
 
 
 def _check_inputs(inputs: tuple[str, ...]) -> None:
@@ -112,16 +128,35 @@ def run_dedup(
               show_default=True)
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
+@click.option("--work", "work", type=click.Path(path_type=Path), default=None,
+              help="Work directory of the run's stages: re-running the same command with it "
+                   "resumes where a killed run stopped [default: OUT/.neardup-work].")
+@click.option("--memory-limit", default="2G", show_default=True,
+              help="Memory the run may use (e.g. 2G, 512M; none: no limit): the stages split "
+                   "their work into buckets that fit it (chunks, sort: a quarter of it holds "
+                   "pairs before spilling sorted runs to disk).")
+@click.option("--partition-docs", type=click.IntRange(1, None), default=10_000,
+              show_default=True,
+              help="Documents per fingerprint partition (the unit a resumed run keeps).")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
-                  quiet: bool, **options: Any) -> None:
+                  quiet: bool, work: Path | None, memory_limit: str, partition_docs: int,
+                  **options: Any) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
     files or directories; - for stdin) and write the clusters to --out."""
+    from neardup.engine import EngineOptions, run_engine
+    from neardup.overlap.config import parse_bytes
+
+    _check_inputs(inputs)
+    options["memory_limit"] = memory_limit
     config = config_from_options(options)
-    _, summary = run_dedup(inputs, out, config, fmt=fmt, media=media,
-                           workers=workers or default_workers(),
-                           show_progress=False if quiet else None)
+    engine = EngineOptions(work=work or out / WORK_DIR,
+                           memory_limit=parse_bytes(memory_limit) or 1 << 40,
+                           workers=workers or default_workers(), chunk_docs=partition_docs,
+                           replace_other=work is None)
+    summary = run_engine(list(inputs), out, config, engine, media=media,  # type: ignore[arg-type]
+                         fmt=fmt, progress=None if quiet else _stage_progress())
     if not quiet:
         click.echo(render_summary(summary, out))
 

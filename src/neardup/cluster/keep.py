@@ -15,22 +15,27 @@ import numpy.typing as npt
 
 from neardup.config import KeepPolicy
 
-__all__ = ["survivors"]
+__all__ = ["rank_keys", "survivors"]
 
 I64 = npt.NDArray[np.int64]
 
 
-def _rank_keys(
-    policy: KeepPolicy, lengths: I64, fetched: Sequence[str | None], urls: Sequence[str | None]
+def rank_keys(
+    policy: KeepPolicy, lengths: npt.ArrayLike, fetched: Sequence[str | None],
+    urls: Sequence[str | None], docs: npt.ArrayLike,
 ) -> list[tuple[object, ...]]:
-    count = len(lengths)
+    """Per document, the key the policy ranks it by (smallest survives); its last element is
+    the document's number ``docs[i]``, the final tie-break."""
+    numbers = np.asarray(docs).tolist()
+    sizes = np.asarray(lengths).tolist()
     if policy == "longest":
-        return [(-int(lengths[i]), i) for i in range(count)]
+        return [(-sizes[i], doc) for i, doc in enumerate(numbers)]
     if policy == "earliest":
-        return [(fetched[i] is None, fetched[i] or "", i) for i in range(count)]
+        return [(fetched[i] is None, fetched[i] or "", doc) for i, doc in enumerate(numbers)]
     if policy == "shortest-url":
-        return [(urls[i] is None, len(urls[i] or ""), urls[i] or "", i) for i in range(count)]
-    return [(i,) for i in range(count)]
+        return [(urls[i] is None, len(urls[i] or ""), urls[i] or "", doc)
+                for i, doc in enumerate(numbers)]
+    return [(doc,) for doc in numbers]
 
 
 def survivors(
@@ -41,7 +46,7 @@ def survivors(
     urls: Sequence[str | None],
 ) -> I64:
     """For each document, the index of the survivor of its cluster (``labels`` from components)."""
-    keys = _rank_keys(policy, lengths, fetched, urls)
+    keys = rank_keys(policy, lengths, fetched, urls, np.arange(len(lengths)))
     best: dict[int, int] = {}
     for index, label in enumerate(labels.tolist()):
         current = best.get(label)

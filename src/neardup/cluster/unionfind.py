@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-__all__ = ["components"]
+__all__ = ["components", "flatten", "union_into"]
 
 I64 = npt.NDArray[np.int64]
 
@@ -39,3 +39,32 @@ def components(count: int, a: npt.ArrayLike, b: npt.ArrayLike) -> I64:
     first = np.ascontiguousarray(np.asarray(a, dtype=np.int64))
     second = np.ascontiguousarray(np.asarray(b, dtype=np.int64))
     return _components(count, first, second)
+
+
+@njit(cache=True)
+def _union_into(parent: I64, a: I64, b: I64) -> None:  # pragma: no cover - compiled
+    for index in range(a.size):
+        root_a = _find(parent, a[index])
+        root_b = _find(parent, b[index])
+        if root_a < root_b:
+            parent[root_b] = root_a
+        elif root_b < root_a:
+            parent[root_a] = root_b
+
+
+@njit(cache=True)
+def _flatten(parent: I64) -> None:  # pragma: no cover - compiled
+    for node in range(parent.size):
+        parent[node] = _find(parent, node)
+
+
+def union_into(parent: I64, a: npt.ArrayLike, b: npt.ArrayLike) -> None:
+    """Merge the components of each edge (a, b) in ``parent`` (a union-find forest, possibly
+    memory-mapped, that always points to smaller nodes); edges may arrive in any number of calls."""
+    _union_into(parent, np.ascontiguousarray(np.asarray(a, dtype=np.int64)),
+                np.ascontiguousarray(np.asarray(b, dtype=np.int64)))
+
+
+def flatten(parent: I64) -> None:
+    """Point every node of ``parent`` at its component's smallest node (as :func:`components`)."""
+    _flatten(parent)

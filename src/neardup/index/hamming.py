@@ -26,7 +26,7 @@ from neardup.index.bitperm import (
 )
 
 __all__ = ["HammingDesign", "TablePlan", "brute_force_pairs", "design_for", "hamming_pairs",
-           "permute_table"]
+           "permute_table", "table_pairs"]
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
@@ -277,6 +277,20 @@ def hamming_pairs(
     out = np.empty(values.size // 8 + 1024, dtype=np.int64)
     packed = [_table_pairs(values, k, arrays, masks, t, keys, out) for t in range(len(design))]
     codes = np.sort(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    return codes >> 32, codes & 0xFFFFFFFF
+
+
+def table_pairs(fingerprints: U64, k: int, plans: list[TablePlan], table: int) -> tuple[I64, I64]:
+    """The pairs (i < j) within ``k`` that table ``table`` of ``plans`` finds and no earlier
+    table does: :func:`hamming_pairs` restricted to one table, for a caller that has split the
+    fingerprints by the table's leading bits (every pair of the table shares them)."""
+    values = np.ascontiguousarray(np.asarray(fingerprints, dtype=np.uint64))
+    if values.size >= 2**31:
+        raise ConfigError(f"{values.size} fingerprints: at most 2**31 per join")
+    arrays = plan_arrays(plans)
+    keys = np.empty_like(values)
+    out = np.empty(values.size // 8 + 1024, dtype=np.int64)
+    codes = np.sort(_table_pairs(values, k, arrays, prefix_masks(arrays), table, keys, out))
     return codes >> 32, codes & 0xFFFFFFFF
 
 

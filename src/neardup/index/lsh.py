@@ -16,7 +16,7 @@ import numpy.typing as npt
 from neardup.errors import ConfigError
 from neardup.index.hamming import I64, equal_key_pairs, pack_pairs, unique_pairs
 
-__all__ = ["LSHBands", "choose_bands", "lsh_pairs"]
+__all__ = ["LSHBands", "band_keys", "choose_bands", "lsh_pairs"]
 
 _GRID = 201
 
@@ -59,7 +59,7 @@ def choose_bands(num_perm: int, threshold: float, fp_weight: float = 0.5) -> LSH
     return best
 
 
-def _band_keys(signatures: npt.NDArray[np.uint64], band: int, rows: int) -> npt.NDArray[np.uint64]:
+def band_keys(signatures: npt.NDArray[np.uint64], band: int, rows: int) -> npt.NDArray[np.uint64]:
     """One 64-bit key per document for one band (a polynomial mix of its rows)."""
     block = signatures[:, band * rows : (band + 1) * rows]
     key = np.full(block.shape[0], ((band + 1) * 0x9E3779B97F4A7C15) & (2**64 - 1), dtype=np.uint64)
@@ -73,6 +73,6 @@ def lsh_pairs(signatures: npt.NDArray[np.uint64], bands: LSHBands) -> tuple[I64,
     """Every pair (i < j) of rows whose signatures agree on all rows of at least one band."""
     if signatures.ndim != 2 or signatures.shape[1] < bands.bands * bands.rows:
         raise ConfigError(f"signatures of shape {signatures.shape} too short for {bands}")
-    packed = [pack_pairs(*equal_key_pairs(_band_keys(signatures, band, bands.rows)))
+    packed = [pack_pairs(*equal_key_pairs(band_keys(signatures, band, bands.rows)))
               for band in range(bands.bands)]
     return unique_pairs(packed)

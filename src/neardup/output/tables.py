@@ -26,8 +26,10 @@ import pyarrow.parquet as pq
 
 from neardup.errors import OutputError
 from neardup.pipeline.dedup import DedupResult
+from neardup.pipeline.pairs import Pairs
 
-__all__ = ["OUTPUT_FORMATS", "documents_table", "pairs_table", "write_dedup_outputs"]
+__all__ = ["OUTPUT_FORMATS", "documents_table", "pairs_columns", "pairs_table",
+           "write_dedup_outputs"]
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 
@@ -38,7 +40,10 @@ def _hex(value: int) -> str:
 
 def documents_table(result: DedupResult, with_simhash: bool) -> pa.Table:
     docs = result.documents
-    revisit = {p.id: i for i, p in enumerate(docs) if p.revisit_of is None}
+    revisit: dict[str, int] = {}
+    for i, p in enumerate(docs):
+        if p.revisit_of is None:
+            revisit.setdefault(p.id, i)
     columns: dict[str, Any] = {
         "doc": pa.array(range(len(docs)), pa.int64()),
         "id": [p.id for p in docs], "url": [p.url for p in docs], "host": [p.host for p in docs],
@@ -58,18 +63,27 @@ def documents_table(result: DedupResult, with_simhash: bool) -> pa.Table:
     return pa.table(columns)
 
 
-def pairs_table(result: DedupResult) -> pa.Table:
-    pairs = result.pairs
-    return pa.table({
+def pairs_columns(pairs: Pairs) -> dict[str, Any]:
+    """The columns of the ``pairs`` table for ``pairs``, in their order."""
+    return {
         "a": pa.array(pairs.a, pa.int64()), "b": pa.array(pairs.b, pa.int64()),
-        "method": pairs.method_names(), "relation": pairs.relation_names(),
+        "method": pa.array(pairs.method_names(), pa.string()),
+        "relation": pa.array(pairs.relation_names(), pa.string()),
         "hamming": pa.array(pairs.hamming, pa.int64(), mask=pairs.hamming < 0),
         "estimate": pa.array(pairs.estimate, pa.float64(), mask=np.isnan(pairs.estimate)),
         "resemblance": pa.array(pairs.resemblance, pa.float64()),
         "containment_ab": pa.array(pairs.containment_ab, pa.float64()),
         "containment_ba": pa.array(pairs.containment_ba, pa.float64()),
         "shared": pa.array(pairs.shared, pa.int64(), mask=pairs.shared < 0),
-    })
+    }
+
+
+def pairs_table(result: DedupResult) -> pa.Table:
+    """Every pair, sorted by (a, b, method): the order the batch engine writes too."""
+    pairs = result.pairs
+    order = np.lexsort((pairs.method, pairs.b, pairs.a))
+    return pa.table(pairs_columns(Pairs(**{name: getattr(pairs, name)[order]
+                                          for name in Pairs.__slots__})))
 
 
 def links_table(result: DedupResult) -> pa.Table:

@@ -1,0 +1,171 @@
+"""Stage 4, candidates: the method's keys, bucketed on disk, joined bucket by bucket.
+
+- ``simhash``: for each permuted Hamming table of the design (chosen for the number of exact
+  survivors, as in memory), every survivor's fingerprint is routed by the table's leading bits,
+  so that every pair the table can find lies in one bucket; each bucket runs the table's
+  compiled join (:func:`neardup.index.hamming.table_pairs`), which reports a pair only from the
+  first table whose prefix it shares: no pair comes out twice.
+- ``minhash``: each survivor's LSH band keys (band, key) are routed by key; each bucket pairs the
+  documents of equal (band, key); the pairs, routed by their first doc, are made unique.
+
+The output is ``candidates/pairs.bin``: (a, b) int64 rows, a < b, unique.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.config import DedupConfig
+from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
+from neardup.engine.catalog import Catalog
+from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
+from neardup.index.lsh import band_keys, choose_bands
+from neardup.pipeline.near import LSH_FALSE_POSITIVE_WEIGHT
+
+__all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candidates",
+           "survivor_rows"]
+
+CANDIDATE = np.dtype([("a", "<i8"), ("b", "<i8")])
+SIMHASH_ROW = np.dtype([("value", "<u8"), ("doc", "<i8")])
+BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
+I64 = npt.NDArray[np.int64]
+
+
+def survivor_rows(catalog: Catalog, survivors: npt.NDArray[np.bool_]) -> Iterator[
+        tuple[Any, I64, I64]]:
+    """Per partition: (part, docs of its survivors, their rows among the part's kept rows)."""
+    for part in catalog.parts:
+        local = np.flatnonzero(survivors[part.start:part.start + part.count]).astype(np.int64)
+        yield part, local + part.start, local
+
+
+def simhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                       folder: Path, budget: int) -> dict[str, object]:
+    """Write the candidate pairs of the simhash method; returns the design's parameters."""
+    count = int(survivors.sum())
+    design = design_for(config.max_hamming, count)
+    plans = design.plans()
+    per_table = bucket_count(count * SIMHASH_ROW.itemsize, budget,
+                             1 << min(16, min(plan.prefix_bits for plan in plans)))
+    writers = [BucketWriter(folder / f"table{t}", per_table, SIMHASH_ROW)
+               for t in range(len(plans))]
+    shift = np.uint64(64 - per_table.bit_length() + 1)
+    for part, docs, local in survivor_rows(catalog, survivors):
+        rows = np.empty(docs.size, dtype=SIMHASH_ROW)
+        rows["value"] = catalog.columns(part)["simhash"][local]
+        rows["doc"] = docs
+        for plan, writer in zip(plans, writers, strict=True):
+            route = permute_table(rows["value"], plan) >> shift if per_table > 1 else \
+                np.zeros(docs.size, dtype=np.uint64)
+            writer.add(rows, route)
+    with _PairSink(folder / "pairs.bin") as sink:
+        for table, writer in enumerate(writers):
+            writer.close()
+            _join_table(writer, plans, table, config.max_hamming, sink)
+    return {"k": config.max_hamming, "blocks": list(design.blocks), "choose": design.choose,
+            "tables": len(plans)}
+
+
+def _join_table(writer: BucketWriter, plans: list[TablePlan], table: int, k: int,
+                sink: _PairSink) -> None:
+    for bucket in range(writer.count):
+        rows = read_bucket(writer.folder, bucket, SIMHASH_ROW)
+        if rows.size < 2:
+            continue
+        i, j = table_pairs(rows["value"], k, plans, table)
+        a, b = rows["doc"][i], rows["doc"][j]
+        sink.add(np.minimum(a, b), np.maximum(a, b))
+
+
+def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                       folder: Path, budget: int) -> dict[str, object]:
+    """Write the candidate pairs of the min-hash method (LSH bands); returns its parameters."""
+    bands = choose_bands(config.minhash.num_perm, config.threshold, LSH_FALSE_POSITIVE_WEIGHT)
+    count = int(survivors.sum())
+    writer = BucketWriter(folder / "bands", bucket_count(
+        count * bands.bands * BAND_ROW.itemsize, budget), BAND_ROW)
+    for part, docs, local in survivor_rows(catalog, survivors):
+        signatures = _signatures(part, local)
+        for band in range(bands.bands):
+            rows = np.empty(docs.size, dtype=BAND_ROW)
+            rows["band"], rows["doc"] = band, docs
+            rows["key"] = band_keys(signatures, band, bands.rows)
+            writer.add(rows, spread(rows["key"]))
+    writer.close()
+    unique = BucketWriter(folder / "raw", bucket_count(
+        count * CANDIDATE.itemsize * 4, budget), CANDIDATE)
+    for bucket in range(writer.count):
+        a, b = _equal_key_pairs(read_bucket(writer.folder, bucket, BAND_ROW))
+        rows = np.empty(a.size, dtype=CANDIDATE)
+        rows["a"], rows["b"] = a, b
+        unique.add(rows, spread(a))
+    unique.close()
+    _write_unique(unique, folder / "pairs.bin")
+    return {"threshold": config.threshold, "bands": bands.bands, "rows": bands.rows}
+
+
+def _signatures(part: Any, local: I64) -> npt.NDArray[np.uint64]:
+    mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
+    rows = np.array(mapped[part.kept_rows()[local]])
+    del mapped
+    return rows
+
+
+def _equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
+    """Every pair (a < b) of docs with equal (band, key) in one bucket."""
+    rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
+    same = (rows["band"][1:] == rows["band"][:-1]) & (rows["key"][1:] == rows["key"][:-1])
+    firsts, seconds = [], []
+    distance = 1
+    candidates = np.flatnonzero(same)
+    while candidates.size:
+        firsts.append(rows["doc"][candidates])
+        seconds.append(rows["doc"][candidates + distance])
+        distance += 1
+        candidates = candidates[candidates + distance < rows.size]
+        candidates = candidates[(rows["band"][candidates + distance] == rows["band"][candidates])
+                                & (rows["key"][candidates + distance] == rows["key"][candidates])]
+    if not firsts:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _write_unique(writer: BucketWriter, path: Path) -> None:
+    with _PairSink(path) as sink:
+        for bucket in range(writer.count):
+            rows = np.unique(read_bucket(writer.folder, bucket, CANDIDATE))
+            sink.add(rows["a"], rows["b"])
+
+
+class _PairSink:
+    """Appends (a, b) rows to one file; synced on close."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows = 0
+        self._out = open(path, "wb")  # noqa: SIM115 - closed in __exit__
+
+    def __enter__(self) -> _PairSink:
+        return self
+
+    def add(self, a: I64, b: I64) -> None:
+        rows = np.empty(a.size, dtype=CANDIDATE)
+        rows["a"], rows["b"] = a, b
+        self._out.write(rows.tobytes())
+        self.rows += int(a.size)
+
+    def __exit__(self, *exc: object) -> None:
+        self._out.flush()
+        os.fsync(self._out.fileno())
+        self._out.close()
+
+
+def read_candidates(folder: Path) -> npt.NDArray[Any]:
+    return np.fromfile(folder / "pairs.bin", dtype=CANDIDATE)
+

@@ -1,0 +1,214 @@
+"""A batch run through the stages, resumable, within a memory limit.
+
+``run_engine`` chains the stages of :mod:`neardup.engine` over a work directory: fingerprint (in
+worker processes, one input split each), link, exact, near (candidates and verification),
+cluster, outputs. Each stage leaves a marker when it has finished, so re-running the same command
+with the same work directory skips what was done; a work directory made with another
+configuration is refused. The outputs equal those of the in-memory path
+(:func:`neardup.pipeline.dedup.find_duplicates` written by :mod:`neardup.output.tables`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neardup.config import DedupConfig
+from neardup.engine.catalog import Catalog, build_catalog
+from neardup.engine.clusters import run_cluster
+from neardup.engine.exact import run_exact
+from neardup.engine.fingerprint import FingerprintJob, partition_name, run_fingerprint
+from neardup.engine.near import near_tables, run_near
+from neardup.engine.outputs import TableSink, write_outputs
+from neardup.engine.pairfiles import to_records
+from neardup.engine.workdir import WorkDir, write_atomic
+from neardup.pipeline.pairs import Pairs
+from neardup.sources.context import Media
+from neardup.sources.splits import input_splits, merge_stats
+from neardup.sources.stats import SourceStats
+
+__all__ = ["EngineOptions", "run_engine"]
+
+BASE_RSS = 400 << 20
+"""What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """How a run executes (none of it changes the outputs but ``chunk_docs``, which fixes the
+    partitioning and is part of the work directory's identity)."""
+
+    work: Path
+    memory_limit: int = 2 << 30
+    workers: int = 1
+    chunk_docs: int = 10_000
+    replace_other: bool = False
+    """A work directory of another configuration is replaced (the default one inside the
+    output folder) instead of refused (one the user named)."""
+    bucket_bytes: int | None = None
+    """Overrides :attr:`budget` (tests use tiny buckets to exercise the partitioning)."""
+
+    @property
+    def budget(self) -> int:
+        """Bytes one bucket may hold in memory: a share of what the limit leaves after the
+        process's base, since sorting a bucket needs a few copies of it."""
+        if self.bucket_bytes is not None:
+            return self.bucket_bytes
+        return max(8 << 20, (self.memory_limit - BASE_RSS) // 6)
+
+
+def _spool_stdin(work: Path) -> str:
+    """Save stdin to a file of the work directory (once), so that the run can resume."""
+    path = work / "stdin.input"
+    if not path.exists():
+        temporary = work / "stdin.input.tmp"
+        with open(temporary, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    return str(path)
+
+
+def _identity(config: DedupConfig, paths: list[str], media: str,
+              options: EngineOptions) -> dict[str, Any]:
+    files: dict[str, list[int] | None] = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+            files[path] = [info.st_size, info.st_mtime_ns]
+        except OSError:
+            files[path] = None
+    described = dataclasses.asdict(config)
+    described["overlap"].pop("memory_limit", None)  # speed, not results
+    return {"config": described, "inputs": files, "media": media,
+            "chunk_docs": options.chunk_docs, "format": 1}
+
+
+def _mapper(workers: int) -> Callable[[Callable[[FingerprintJob], dict[str, Any]],
+                                       list[FingerprintJob]], Iterator[dict[str, Any]]]:
+    def run(function: Callable[[FingerprintJob], dict[str, Any]],
+            jobs: list[FingerprintJob]) -> Iterator[dict[str, Any]]:
+        if workers <= 1 or len(jobs) <= 1:
+            yield from map(function, jobs)
+            return
+        with ProcessPoolExecutor(min(workers, len(jobs))) as pool:
+            yield from pool.map(function, jobs)
+    return run
+
+
+def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
+    path = work.stage("link") / "revisit_pairs.bin"
+    if work.done("revisit-pairs") is None:
+        with open(path, "wb") as out:
+            for part in catalog.parts:
+                original = catalog.columns(part)["revisit_of"]
+                docs = np.flatnonzero(original >= 0).astype(np.int64)
+                pairs = Pairs.exact(original[docs], docs + part.start, "revisit", "identical")
+                out.write(to_records(pairs).tobytes())
+            out.flush()
+            os.fsync(out.fileno())
+        work.mark("revisit-pairs", {})
+    return path
+
+
+class _Laps:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._last, 4)
+        self._last = now
+
+
+def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
+               media: Media = "html", fmt: str = "parquet",
+               progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Run every stage (skipping those already done in ``options.work``); returns the summary
+    written to ``out/summary.json``."""
+    started, laps = time.perf_counter(), _Laps()
+    options.work.mkdir(parents=True, exist_ok=True)
+    paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
+    expansion = SourceStats()
+    splits = input_splits(paths, expansion)
+    work = WorkDir(options.work, _identity(config, [s.path for s in splits], media, options),
+                   replace_other=options.replace_other)
+    jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
+            for index, split in enumerate(splits)]
+    report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
+    records = run_fingerprint(work, jobs, _mapper(options.workers), report)
+    laps.lap("read_extract_fingerprint")
+    partitions = [(partition_name(r["index"], c), work.root / "fingerprint" /
+                   partition_name(r["index"], c), size)
+                  for r in records for c, size in enumerate(r["sizes"])]
+    catalog = build_catalog(work, partitions)
+    exact = run_exact(work, catalog, options.budget)
+    laps.lap("exact")
+    near_folder, near = run_near(work, config, catalog, exact.survivors(), options.budget)
+    laps.lap("near_candidates_and_verification")
+    pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin",
+                  near_folder / "pairs.bin"]
+    clusters = run_cluster(work, catalog, config.keep, pair_files, options.budget)
+    laps.lap("cluster")
+    scratch = work.temporary(work.root / "outputs")
+    write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
+                  with_simhash=config.method == "simhash", links=config.links,
+                  scratch=scratch, budget=options.budget)
+    for name, rows in near_tables(near_folder).items():
+        _write_rows(out, name, fmt, rows)
+    shutil.rmtree(scratch, ignore_errors=True)
+    laps.lap("outputs")
+    summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
+                       clusters.stats, options)
+    summary["seconds"] = laps.seconds | _cpu(records) | {
+        "total": round(time.perf_counter() - started, 4)}
+    write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
+    return summary
+
+
+def _write_rows(out: Path, name: str, fmt: str, rows: list[dict[str, object]]) -> None:
+    import pyarrow as pa
+
+    table = pa.Table.from_pylist(rows)
+    with TableSink(out, name, fmt) as sink:
+        sink.write(table)
+        sink.close(table.schema)
+
+
+def _cpu(records: list[dict[str, Any]]) -> dict[str, float]:
+    return {name: round(sum(float(r[name]) for r in records), 4)
+            for name in ("extract_cpu", "fingerprint_cpu")}
+
+
+def _summary(inputs: list[str], config: DedupConfig, media: str, records: list[dict[str, Any]],
+             expansion: SourceStats, catalog: Catalog, exact: Any, near: dict[str, Any] | None,
+             clusters: dict[str, Any], options: EngineOptions) -> dict[str, Any]:
+    tokens = sum(int(np.count_nonzero(catalog.columns(part)["tokens"] == 0))
+                 for part in catalog.parts)
+    summary: dict[str, Any] = {
+        "inputs": list(inputs), "method": config.method, "media": media,
+        "sources": merge_stats([expansion.as_dict(), *(r["stats"] for r in records)]),
+        "documents": catalog.documents, "revisits_linked": catalog.revisits_linked,
+        "revisits_without_original": catalog.revisits_without_original, "empty_text": tokens,
+        "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}
+    if near is not None:
+        summary["near"] = near
+    summary.update(clusters)
+    summary["config"] = config.tags
+    summary["engine"] = {"work": str(options.work), "partitions": len(catalog.parts),
+                         "splits": len(records), "workers": options.workers,
+                         "memory_limit": options.memory_limit}
+    return summary

@@ -1,0 +1,94 @@
+"""Stage 5, verify: every candidate pair scored on the documents' real shingle sets.
+
+Candidate pairs are read in blocks; a block holds as many pairs as the shingle sets of their
+documents allow within the memory budget. The sets of a block's documents are read from their
+partitions (each partition once per block), then each pair gets its exact resemblance and both
+containments, and the method's own measure (simhash: the Hamming distance; min-hash: the share of
+equal signature slots). Pairs below the resemblance floor are dropped and counted, as in memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.cluster.relations import RELATIONS, overlap_scores
+from neardup.config import DedupConfig
+from neardup.engine.candidates import CANDIDATE
+from neardup.engine.catalog import Catalog
+from neardup.engine.pairfiles import to_records
+from neardup.engine.partition import shingle_slices
+from neardup.engine.workdir import read_array
+from neardup.pipeline.pairs import METHODS, Pairs
+
+__all__ = ["verify_candidates"]
+
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+
+
+def _mean_set_bytes(catalog: Catalog) -> float:
+    total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1]) for part in catalog.parts)
+    return 8.0 * total / max(1, catalog.documents) + 64.0
+
+
+def _gather(catalog: Catalog, docs: I64, signatures: bool) -> tuple[U64, I64, U64, Any]:
+    """Shingle sets (flat, offsets), simhashes and signatures (or None) of sorted ``docs``."""
+    which, rows = catalog.locate(docs)
+    flats, sizes, simhashes, rows_out = [], [], [], []
+    for index in np.unique(which).tolist():
+        part = catalog.parts[index]
+        chosen = rows[which == index]
+        raw = part.kept_rows()[chosen]
+        flat, offsets = shingle_slices(part.folder, raw)
+        flats.append(flat)
+        sizes.append(np.diff(offsets))
+        simhashes.append(catalog.columns(part)["simhash"][chosen])
+        if signatures:
+            mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
+            rows_out.append(np.array(mapped[raw]))
+            del mapped
+    offsets = np.zeros(docs.size + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(sizes), out=offsets[1:])
+    return (np.concatenate(flats), offsets, np.concatenate(simhashes),
+            np.concatenate(rows_out) if signatures else None)
+
+
+def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any]) -> Pairs:
+    a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
+    docs = np.unique(np.concatenate([a, b]))
+    flat, offsets, simhashes, signatures = _gather(catalog, docs, config.method == "minhash")
+    i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
+    resemblance, c_ab, c_ba = overlap_scores(flat, offsets, i, j)
+    count = a.size
+    hamming = np.full(count, -1, dtype=np.int64)
+    estimate = np.full(count, np.nan)
+    if config.method == "simhash":
+        hamming = np.bitwise_count(simhashes[i] ^ simhashes[j]).astype(np.int64)
+    elif signatures is not None and count:
+        estimate = np.mean(signatures[i] == signatures[j], axis=1)
+    return Pairs(a=a, b=b, method=np.full(count, METHODS.index(config.method), dtype=np.int8),
+                 relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
+                 hamming=hamming, estimate=estimate, resemblance=resemblance,
+                 containment_ab=c_ab, containment_ba=c_ba,
+                 shared=np.full(count, -1, dtype=np.int64))
+
+
+def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, out: BinaryIO,
+                      budget: int) -> tuple[int, int]:
+    """Score the pairs of ``candidates`` and write those at or above the floor to ``out``;
+    returns (candidates, verified)."""
+    total = candidates.stat().st_size // CANDIDATE.itemsize
+    per_block = max(1024, int(budget / (2 * _mean_set_bytes(catalog))))
+    verified = 0
+    for start in range(0, total, per_block):
+        block = np.fromfile(candidates, dtype=CANDIDATE, count=min(per_block, total - start),
+                            offset=start * CANDIDATE.itemsize)
+        pairs = _score(config, catalog, block)
+        kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
+        out.write(to_records(kept).tobytes())
+        verified += len(kept)
+    return int(total), verified

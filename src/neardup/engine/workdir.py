@@ -1,0 +1,177 @@
+"""The work directory of a batch run: its identity, its durable files and its completion markers.
+
+A run's work directory holds every intermediate file of the stages (see :mod:`neardup.engine`).
+``identity.json`` records what the outputs depend on (the full method config, the inputs, the
+media, the partitioning); a re-run with the same work directory and another identity is refused
+with an error naming each difference, so that a resume never mixes two configurations. Options
+that change only speed or memory (workers, memory limit) are not part of it.
+
+Every file a stage produces is written under a temporary name, synced and renamed into place
+(:func:`write_atomic`, :func:`publish_dir`); a stage marks a finished partition or step with a
+marker file (:meth:`WorkDir.mark`), written last, so that whatever a ``kill -9`` interrupts is
+either complete and marked, or ignored and redone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.errors import ConfigError, OutputError
+
+__all__ = ["WorkDir", "fsync_dir", "publish_dir", "read_array", "write_array", "write_atomic"]
+
+IDENTITY = "identity.json"
+TMP_SUFFIX = ".tmp"
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new entry in ``path`` durable."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a synced temporary file and a rename."""
+    temporary = path.with_name(path.name + TMP_SUFFIX)
+    try:
+        with open(temporary, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+        fsync_dir(path.parent)
+    except OSError as err:
+        raise OutputError(f"{path}: cannot write ({err.strerror or err})") from err
+
+
+def write_array(path: Path, array: npt.NDArray[Any]) -> None:
+    """Write one array as ``.npy`` (synced; the caller publishes its directory atomically)."""
+    with open(path, "wb") as out:
+        np.save(out, np.ascontiguousarray(array), allow_pickle=False)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def read_array(path: Path) -> npt.NDArray[Any]:
+    array: npt.NDArray[Any] = np.load(path, allow_pickle=False)
+    return array
+
+
+def publish_dir(temporary: Path, final: Path) -> None:
+    """Rename a fully written directory into place (replacing a stale one), durably."""
+    fsync_dir(temporary)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(temporary, final)
+    fsync_dir(final.parent)
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return flat
+    return {prefix: value}
+
+
+def identity_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """``name: old -> new`` for every leaf that differs."""
+    before, after = _flatten(old), _flatten(new)
+    return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}"
+            for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
+
+
+class WorkDir:
+    """A run's work directory: identity check, stage folders, markers."""
+
+    def __init__(self, root: Path, identity: Mapping[str, Any], *,
+                 replace_other: bool = False) -> None:
+        self.root = root
+        self._replace_other = replace_other
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise OutputError(f"{root}: cannot create the work directory "
+                              f"({err.strerror or err})") from err
+        self._check_identity(dict(identity))
+        self._remove_debris()
+
+    def _check_identity(self, identity: dict[str, Any]) -> None:
+        path = self.root / IDENTITY
+        encoded = json.loads(json.dumps(identity, sort_keys=True, default=str))
+        if not path.exists():
+            write_atomic(path, json.dumps(encoded, indent=1, sort_keys=True).encode())
+            return
+        try:
+            recorded = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise ConfigError(f"{path}: unreadable work-directory identity ({err}); "
+                              "remove the work directory to start over") from err
+        differences = identity_differences(recorded, encoded)
+        if differences and self._replace_other:
+            shutil.rmtree(self.root)
+            self.root.mkdir(parents=True)
+            write_atomic(path, json.dumps(encoded, indent=1, sort_keys=True).encode())
+            return
+        if differences:
+            raise ConfigError(
+                f"{self.root}: this work directory belongs to a run with another configuration "
+                f"({'; '.join(differences)}); use another --work or remove it")
+
+    def _remove_debris(self) -> None:
+        """Temporary files and folders of an interrupted write are never read: remove them."""
+        for path in list(self.root.rglob(f"*{TMP_SUFFIX}")):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    def stage(self, name: str) -> Path:
+        path = self.root / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def marker(self, name: str) -> Path:
+        return self.root / "done" / f"{name}.json"
+
+    def done(self, name: str) -> dict[str, Any] | None:
+        """The record a finished step left, or None when it has not finished."""
+        path = self.marker(name)
+        if not path.exists():
+            return None
+        result: dict[str, Any] = json.loads(path.read_text())
+        return result
+
+    def mark(self, name: str, record: Mapping[str, Any]) -> None:
+        """Record that step ``name`` has finished (written last, atomically)."""
+        WorkDir.mark_at(self.root, name, record)
+
+    @staticmethod
+    def mark_at(root: Path, name: str, record: Mapping[str, Any]) -> None:
+        """:meth:`mark` for a worker process that has only the directory's path."""
+        path = root / "done" / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(dict(record), sort_keys=True).encode())
+
+    def temporary(self, final: Path) -> Path:
+        """A fresh temporary directory beside ``final`` (see :func:`publish_dir`)."""
+        temporary = final.with_name(final.name + TMP_SUFFIX)
+        if temporary.exists():
+            shutil.rmtree(temporary)
+        temporary.mkdir(parents=True)
+        return temporary
+
+    def files(self, stage: str, pattern: str) -> Iterator[Path]:
+        yield from sorted((self.root / stage).glob(pattern))

@@ -1,0 +1,170 @@
+"""The staged engine gives exactly the in-memory result, whatever its partitions, buckets and
+workers, and a run that was killed resumes to the same outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neardup.cli.dedup import run_dedup
+from neardup.config import DedupConfig
+from neardup.engine import EngineOptions, run_engine
+from neardup.errors import ConfigError
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
+TABLES = ("documents", "pairs", "clusters")
+IGNORED = {"seconds", "engine", "near"}
+
+
+def write_corpus(folder: Path, documents: int, files: int, seed: int) -> list[str]:
+    """JSONL files of random texts with exact copies, case variants and near-copies."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(400)]
+    texts: list[str] = []
+    for _ in range(documents):
+        kind = rng.random()
+        if texts and kind < 0.15:
+            texts.append(rng.choice(texts))
+        elif texts and kind < 0.25:
+            texts.append(rng.choice(texts).upper())
+        elif texts and kind < 0.5:
+            words = rng.choice(texts).split()
+            for _ in range(max(1, len(words) // 60)):
+                words[rng.randrange(len(words))] = rng.choice(vocabulary)
+            texts.append(" ".join(words))
+        else:
+            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(80, 240))))
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for part in range(files):
+        path = folder / f"part-{part:02d}.jsonl"
+        rows = texts[part::files]
+        path.write_text("".join(json.dumps({"id": f"{part}-{i}", "text": text}) + "\n"
+                                for i, text in enumerate(rows)))
+        paths.append(str(path))
+    return paths
+
+
+def tables(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    return {name: pq.read_table(folder / f"{name}.parquet").to_pylist() for name in TABLES}
+
+
+def assert_same_run(inputs: list[str], config: DedupConfig, tmp: Path,
+                    options: EngineOptions) -> dict[str, Any]:
+    _, memory = run_dedup(tuple(inputs), tmp / "memory", config, show_progress=False)
+    engine = run_engine(inputs, tmp / "engine", config, options)
+    assert tables(tmp / "engine") == tables(tmp / "memory")
+    for key in memory.keys() - IGNORED:
+        assert engine[key] == memory[key], key
+    if "near" in memory:
+        for key in ("candidates", "verified", "rejected"):
+            assert engine["near"][key] == memory["near"][key], key
+    return engine
+
+
+@needs_data
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["simhash", "minhash", "exact", "sketch", "supershingle",
+                                    "chunks", "smfa", "shingle-paragraphs"])
+def test_engine_equals_memory_on_shared_warcs(method: str, tmp_path: Path) -> None:
+    inputs = sorted(str(p) for p in DATA.glob("*.gz"))
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=37, bucket_bytes=2048)
+    summary = assert_same_run(inputs, DedupConfig(method=method), tmp_path, options)
+    assert summary["engine"]["partitions"] > len(inputs)
+
+
+@needs_data
+@pytest.mark.parametrize("method", ["simhash", "minhash"])
+def test_engine_equals_memory_on_malformed_files(method: str, tmp_path: Path) -> None:
+    inputs = [str(DATA / "malformed")]
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=5, bucket_bytes=1024)
+    assert_same_run(inputs, DedupConfig(method=method, keep="longest"), tmp_path, options)
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(["simhash", "minhash"]), files=st.integers(1, 4),
+       chunk_docs=st.integers(1, 60), bucket_bytes=st.sampled_from([256, 4096, 1 << 22]),
+       workers=st.sampled_from([1, 2]), keep=st.sampled_from(["first", "longest"]),
+       seed=st.integers(0, 1000))
+def test_engine_equals_memory_on_generated_corpora(
+        tmp_path_factory: pytest.TempPathFactory, method: str, files: int, chunk_docs: int,
+        bucket_bytes: int, workers: int, keep: str, seed: int) -> None:
+    tmp = tmp_path_factory.mktemp("engine")
+    inputs = write_corpus(tmp / "corpus", 150, files, seed)
+    options = EngineOptions(work=tmp / "work", chunk_docs=chunk_docs, bucket_bytes=bucket_bytes,
+                            workers=workers)
+    config = DedupConfig(method=method, keep=keep)  # type: ignore[arg-type]
+    summary = assert_same_run(inputs, config, tmp, options)
+    assert summary["duplicates"] > 0
+
+
+def test_rerun_skips_finished_stages_and_gives_the_same_outputs(tmp_path: Path) -> None:
+    inputs = write_corpus(tmp_path / "corpus", 120, 3, seed=7)
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=25, bucket_bytes=2048)
+    run_engine(inputs, tmp_path / "first", DedupConfig(), options)
+    marker = options.work / "done" / "cluster.json"
+    stamp = marker.stat().st_mtime_ns
+    run_engine(inputs, tmp_path / "second", DedupConfig(), options)
+    assert marker.stat().st_mtime_ns == stamp
+    for name in TABLES:
+        assert (tmp_path / "first" / f"{name}.parquet").read_bytes() == \
+            (tmp_path / "second" / f"{name}.parquet").read_bytes()
+
+
+def test_work_directory_of_another_config_is_refused(tmp_path: Path) -> None:
+    inputs = write_corpus(tmp_path / "corpus", 30, 1, seed=1)
+    options = EngineOptions(work=tmp_path / "work")
+    run_engine(inputs, tmp_path / "out", DedupConfig(), options)
+    with pytest.raises(ConfigError, match=r"method: 'simhash' -> 'minhash'"):
+        run_engine(inputs, tmp_path / "out", DedupConfig(method="minhash"), options)
+    replaced = EngineOptions(work=tmp_path / "work", replace_other=True)
+    summary = run_engine(inputs, tmp_path / "out", DedupConfig(method="minhash"), replaced)
+    assert summary["method"] == "minhash"
+
+
+def _dedup(inputs: list[str], out: Path, work: Path) -> list[str]:
+    return [sys.executable, "-c", "from neardup.cli.main import cli; cli()", "dedup", *inputs,
+            "--out", str(out),
+            "--work", str(work), "--quiet", "--workers", "2", "--memory-limit", "64M",
+            "--method", "minhash", "--partition-docs", "200"]
+
+
+@pytest.mark.slow
+def test_killed_runs_resume_to_identical_outputs(tmp_path: Path) -> None:
+    """SIGKILL at random moments (every stage gets hit over the trials), then a re-run: the
+    outputs equal those of an uninterrupted run byte for byte."""
+    inputs = write_corpus(tmp_path / "corpus", 3000, 6, seed=3)
+    env = dict(os.environ)
+    subprocess.run(_dedup(inputs, tmp_path / "clean", tmp_path / "clean-work"), check=True,
+                   env=env)
+    started = time.perf_counter()
+    subprocess.run(_dedup(inputs, tmp_path / "timed", tmp_path / "timed-work"), check=True,
+                   env=env)
+    duration = time.perf_counter() - started
+    rng = random.Random(11)
+    for trial in range(20):
+        out, work = tmp_path / f"out{trial}", tmp_path / f"work{trial}"
+        for _ in range(2):
+            process = subprocess.Popen(_dedup(inputs, out, work), env=env,
+                                       start_new_session=True)
+            time.sleep(rng.uniform(0.0, duration))
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        subprocess.run(_dedup(inputs, out, work), check=True, env=env)
+        for name in TABLES:
+            assert (out / f"{name}.parquet").read_bytes() == \
+                (tmp_path / "clean" / f"{name}.parquet").read_bytes(), (trial, name)
