@@ -98,15 +98,15 @@ def test_engine_equals_memory_on_malformed_files(method: str, tmp_path: Path) ->
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["simhash", "minhash"]), files=st.integers(1, 4),
        chunk_docs=st.integers(1, 60), bucket_bytes=st.sampled_from([256, 4096, 1 << 22]),
-       workers=st.sampled_from([1, 2]), keep=st.sampled_from(["first", "longest"]),
-       seed=st.integers(0, 1000))
+       workers=st.sampled_from([1, 2, 3]), keep=st.sampled_from(["first", "longest"]),
+       shared=st.booleans(), seed=st.integers(0, 1000))
 def test_engine_equals_memory_on_generated_corpora(
         tmp_path_factory: pytest.TempPathFactory, method: str, files: int, chunk_docs: int,
-        bucket_bytes: int, workers: int, keep: str, seed: int) -> None:
+        bucket_bytes: int, workers: int, keep: str, shared: bool, seed: int) -> None:
     tmp = tmp_path_factory.mktemp("engine")
     inputs = write_corpus(tmp / "corpus", 150, files, seed)
     options = EngineOptions(work=tmp / "work", chunk_docs=chunk_docs, bucket_bytes=bucket_bytes,
-                            workers=workers)
+                            workers=workers, shared_bytes=0 if shared else 1 << 40)
     config = DedupConfig(method=method, keep=keep)  # type: ignore[arg-type]
     summary = assert_same_run(inputs, config, tmp, options)
     assert summary["duplicates"] > 0

@@ -138,11 +138,17 @@ def run_dedup(
 @click.option("--partition-docs", type=click.IntRange(1, None), default=10_000,
               show_default=True,
               help="Documents per fingerprint partition (the unit a resumed run keeps).")
+@click.option("--against", "against", type=click.Path(path_type=Path, file_okay=False),
+              default=None,
+              help="Work directory of an earlier run (same method options): compare INPUTS "
+                   "with its documents too, reusing its fingerprints; the outputs keep what "
+                   "touches the new documents, and the against table says for each whether "
+                   "to drop it and why.")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
                   quiet: bool, work: Path | None, memory_limit: str, partition_docs: int,
-                  **options: Any) -> None:
+                  against: Path | None, **options: Any) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
     files or directories; - for stdin) and write the clusters to --out."""
     from neardup.engine import EngineOptions, run_engine
@@ -156,7 +162,8 @@ def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, work
                            workers=workers or default_workers(), chunk_docs=partition_docs,
                            replace_other=work is None)
     summary = run_engine(list(inputs), out, config, engine, media=media,  # type: ignore[arg-type]
-                         fmt=fmt, progress=None if quiet else _stage_progress())
+                         fmt=fmt, progress=None if quiet else _stage_progress(),
+                         against=against)
     if not quiet:
         click.echo(render_summary(summary, out))
 
@@ -205,6 +212,12 @@ def render_summary(summary: dict[str, Any], out: Path) -> str:
         f"duplicates: {summary['duplicates']}; kept: {summary['kept']}",
         f"time: {summary['seconds']['total']:.2f} s; outputs in {out}",
     ]
+    if "against" in summary:
+        against = summary["against"]
+        lines.insert(1, f"against {against['run']}: {against['old_documents']} old documents; "
+                        f"new: {against['duplicate-of-old']} duplicate old ones, "
+                        f"{against['duplicate-of-new']} duplicate new ones, "
+                        f"{against['keep']} kept")
     if "near" in summary:
         near = summary["near"]
         lines.insert(2, f"near pairs: {near['verified']} verified of {near['candidates']} "

@@ -25,17 +25,23 @@ from typing import Any
 import numpy as np
 
 from neardup.config import DedupConfig
+from neardup.engine.against import old_partitions, restrict_to_new
 from neardup.engine.catalog import Catalog, build_catalog
 from neardup.engine.clusters import run_cluster
 from neardup.engine.exact import run_exact
-from neardup.engine.fingerprint import FingerprintJob, partition_name, run_fingerprint
+from neardup.engine.fingerprint import (
+    FingerprintJob,
+    errors_in_order,
+    partitions_of,
+    run_fingerprint,
+)
 from neardup.engine.near import near_tables, run_near
 from neardup.engine.outputs import TableSink, write_outputs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.pipeline.pairs import Pairs
 from neardup.sources.context import Media
-from neardup.sources.splits import input_splits, merge_stats
+from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 
 __all__ = ["EngineOptions", "run_engine"]
@@ -56,6 +62,9 @@ class EngineOptions:
     replace_other: bool = False
     """A work directory of another configuration is replaced (the default one inside the
     output folder) instead of refused (one the user named)."""
+    shared_bytes: int = SHARED_BYTES
+    """A JSONL or Parquet input at least this large is read by all the workers side by side
+    (each its own blocks), when there are few input files."""
     bucket_bytes: int | None = None
     """Overrides :attr:`budget` (tests use tiny buckets to exercise the partitioning)."""
 
@@ -82,7 +91,7 @@ def _spool_stdin(work: Path) -> str:
 
 
 def _identity(config: DedupConfig, paths: list[str], media: str,
-              options: EngineOptions) -> dict[str, Any]:
+              options: EngineOptions, against: dict[str, Any] | None) -> dict[str, Any]:
     files: dict[str, list[int] | None] = {}
     for path in paths:
         try:
@@ -92,8 +101,11 @@ def _identity(config: DedupConfig, paths: list[str], media: str,
             files[path] = None
     described = dataclasses.asdict(config)
     described["overlap"].pop("memory_limit", None)  # speed, not results
-    return {"config": described, "inputs": files, "media": media,
-            "chunk_docs": options.chunk_docs, "format": 1}
+    identity = {"config": described, "inputs": files, "media": media,
+                "chunk_docs": options.chunk_docs, "format": 2}
+    if against is not None:
+        identity["against"] = against
+    return identity
 
 
 def _mapper(workers: int) -> Callable[[Callable[[FingerprintJob], dict[str, Any]],
@@ -136,25 +148,30 @@ class _Laps:
 
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
                media: Media = "html", fmt: str = "parquet",
-               progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[str, int, int], None] | None = None,
+               against: Path | None = None) -> dict[str, Any]:
     """Run every stage (skipping those already done in ``options.work``); returns the summary
-    written to ``out/summary.json``."""
+    written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
+    inputs are compared with that run's documents too and the outputs keep what touches the
+    new ones (:mod:`neardup.engine.against`)."""
     started, laps = time.perf_counter(), _Laps()
     options.work.mkdir(parents=True, exist_ok=True)
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
     expansion = SourceStats()
-    splits = input_splits(paths, expansion)
-    work = WorkDir(options.work, _identity(config, [s.path for s in splits], media, options),
+    splits = input_splits(paths, expansion, block_size=options.chunk_docs,
+                          workers=options.workers, shared_bytes=options.shared_bytes)
+    old_parts, old_identity = old_partitions(against, config) if against else ([], None)
+    work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
+                                           media, options, old_identity and {
+                                               "run": str(against),
+                                               "inputs": old_identity["inputs"]}),
                    replace_other=options.replace_other)
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
     records = run_fingerprint(work, jobs, _mapper(options.workers), report)
     laps.lap("read_extract_fingerprint")
-    partitions = [(partition_name(r["index"], c), work.root / "fingerprint" /
-                   partition_name(r["index"], c), size)
-                  for r in records for c, size in enumerate(r["sizes"])]
-    catalog = build_catalog(work, partitions)
+    catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
     exact = run_exact(work, catalog, options.budget)
     laps.lap("exact")
     near_folder, near = run_near(work, config, catalog, exact.survivors(), options.budget)
@@ -170,9 +187,14 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     for name, rows in near_tables(near_folder).items():
         _write_rows(out, name, fmt, rows)
     shutil.rmtree(scratch, ignore_errors=True)
+    old = sum(part.count for part in catalog.parts[:len(old_parts)])
+    decided = restrict_to_new(out, fmt, old) if against else None
     laps.lap("outputs")
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
                        clusters.stats, options)
+    if decided is not None:
+        summary["against"] = {"run": str(against), "old_documents": old,
+                              "new_documents": catalog.documents - old, **decided}
     summary["seconds"] = laps.seconds | _cpu(records) | {
         "total": round(time.perf_counter() - started, 4)}
     write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
@@ -200,7 +222,8 @@ def _summary(inputs: list[str], config: DedupConfig, media: str, records: list[d
                  for part in catalog.parts)
     summary: dict[str, Any] = {
         "inputs": list(inputs), "method": config.method, "media": media,
-        "sources": merge_stats([expansion.as_dict(), *(r["stats"] for r in records)]),
+        "sources": merge_stats([expansion.as_dict(), *(r["stats"] for r in records)],
+                              [*expansion.errors, *errors_in_order(records)]),
         "documents": catalog.documents, "revisits_linked": catalog.revisits_linked,
         "revisits_without_original": catalog.revisits_without_original, "empty_text": tokens,
         "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}

@@ -94,6 +94,15 @@ class Fingerprinter:
             features = method.features(config)
         self.features = features
 
+    def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
+        """The min-hash signature; from the verification shingle set when the two shingle
+        configs agree (the minimum over a set equals that over its bag: hashed once)."""
+        if self.minhash is None:
+            return None
+        if self.minhash.config.shingles == self.config.verify_shingles:
+            return self.minhash.of_shingles(shingles)
+        return self.minhash.of_canonical(canonical)
+
     def __call__(self, doc: Document) -> DocumentPrints:
         if doc.revisit_of is not None:
             return _revisit_prints(doc)
@@ -105,7 +114,7 @@ class Fingerprinter:
         shingles = shingle_set(canonical, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
         simhash = self.simhash.of_canonical(canonical) if self.config.method == "simhash" else 0
-        signature = self.minhash.of_canonical(canonical) if self.minhash else None
+        signature = self._signature(canonical, shingles)
         features = self.features(doc, text, canonical) if self.features else None
         return DocumentPrints(
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,

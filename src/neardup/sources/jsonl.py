@@ -3,6 +3,8 @@
 Column conventions: :mod:`neardup.sources.rows`. A line that is not a JSON object is counted
 ``json-error`` with an error line naming the file and line number; blank lines are ignored. A
 gzip stream that ends early stops the file (``truncated-record``) after the lines read so far.
+With a :class:`~neardup.sources.blocks.BlockCursor`, only the lines of the cursor's blocks are
+parsed (the block of a line is its line number, blank lines included, over the block size).
 """
 
 from __future__ import annotations
@@ -14,33 +16,45 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from neardup.document import Document
+from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
 from neardup.sources.rows import row_to_document
 
 __all__ = ["read_jsonl", "read_jsonl_stream"]
 
 
-def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
+def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext,
+               cursor: BlockCursor | None = None) -> Iterator[Document]:
     """Documents from a JSONL file (``source`` is the path as the user gave it)."""
     with open(path, "rb") as raw:
-        yield from read_jsonl_stream(raw, source, gz, ctx)
+        yield from read_jsonl_stream(raw, source, gz, ctx, cursor)
 
 
-def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
+def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext,
+                      cursor: BlockCursor | None = None) -> Iterator[Document]:
     """Documents from a JSONL byte stream (a file or stdin)."""
     if not gz:
-        yield from _lines(raw, source, ctx)
+        yield from _lines(raw, source, ctx, cursor, [0])
         return
+    seen = [0]
     with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
         try:
-            yield from _lines(unzipped, source, ctx)
+            yield from _lines(unzipped, source, ctx, cursor, seen)
         except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+            if cursor is not None and not cursor.owns_record(seen[0]):
+                return
             ctx.stats.skip("truncated-record" if isinstance(err, EOFError) else "bad-record")
             ctx.stats.error(f"{source}: gzip stream damaged or cut short ({err}); stopped there")
 
 
-def _lines(lines: Iterable[bytes], source: str, ctx: ReadContext) -> Iterator[Document]:
+def _lines(lines: Iterable[bytes], source: str, ctx: ReadContext, cursor: BlockCursor | None,
+           seen: list[int]) -> Iterator[Document]:
+    """The documents of the lines (those of ``cursor``'s blocks); ``seen[0]`` counts the lines
+    read so far."""
     for lineno, line in enumerate(lines, start=1):
+        seen[0] = lineno
+        if cursor is not None and not cursor.take(lineno - 1):
+            continue
         if not line.strip():
             continue
         ctx.stats.records += 1

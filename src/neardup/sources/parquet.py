@@ -3,7 +3,8 @@
 Column conventions: :mod:`neardup.sources.rows`. Only scalar columns are read (strings, binary,
 numbers, booleans, timestamps, dates); list and struct columns are left on disk. pyarrow is
 imported on first use, so that starting the CLI stays fast. Parquet needs random access: it cannot
-be read from stdin.
+be read from stdin. With a :class:`~neardup.sources.blocks.BlockCursor`, only the row groups
+holding one of the cursor's blocks are read, and only the rows of its blocks become documents.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from neardup.document import Document
+from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
 from neardup.sources.rows import row_to_document
 
@@ -49,28 +51,51 @@ def _open(path: str, source: str, ctx: ReadContext) -> Any | None:
         return None
 
 
-def read_parquet(path: str, source: str, ctx: ReadContext) -> Iterator[Document]:
+def _row_groups(parquet: Any, cursor: BlockCursor | None) -> Iterator[tuple[int, int]]:
+    """(row group, its first row) of each row group holding a block of ``cursor``."""
+    first = 0
+    for group in range(parquet.metadata.num_row_groups):
+        rows = parquet.metadata.row_group(group).num_rows
+        blocks = range(first // cursor.blocks.size, (first + rows - 1) // cursor.blocks.size + 1) \
+            if cursor is not None and rows else range(0, 1)
+        if rows and any(cursor is None or cursor.blocks.owns(block) for block in blocks):
+            yield group, first
+        first += rows
+
+
+def read_parquet(path: str, source: str, ctx: ReadContext,
+                 cursor: BlockCursor | None = None) -> Iterator[Document]:
     """Documents from a Parquet file (``source`` is the path as the user gave it)."""
     import pyarrow as pa
 
-    parquet = _open(path, source, ctx)
+    counts_file = cursor is None or cursor.blocks.counts_file
+    parquet = _open(path, source, ctx if counts_file else ReadContext(type(ctx.stats)()))
     if parquet is None:
         return
-    ctx.stats.files += 1
+    ctx.stats.files += int(counts_file)
     columns = _scalar_columns(parquet.schema_arrow)
     row = 0
     try:
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns):
-            for values in batch.to_pylist():
-                ctx.stats.records += 1
-                doc = row_to_document(
-                    values, source=source, offset=row, default_id=f"{source}:{row}", ctx=ctx
-                )
-                row += 1
-                if doc is not None:
-                    yield doc
+        for group, row in _row_groups(parquet, cursor):
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns,
+                                              row_groups=[group]):
+                for values in batch.to_pylist():
+                    row += 1
+                    if cursor is not None and not cursor.take(row - 1):
+                        continue
+                    yield from _document(values, source, row - 1, ctx)
     except (OSError, ValueError, pa.ArrowException) as err:
-        ctx.stats.skip("bad-record")
-        ctx.stats.error(f"{source}: row {row}: Parquet data damaged ({err}); stopped there")
+        if cursor is None or cursor.owns_record(row):
+            ctx.stats.skip("bad-record")
+            ctx.stats.error(f"{source}: row {row}: Parquet data damaged ({err}); stopped there")
     finally:
         parquet.close()
+
+
+def _document(values: dict[str, Any], source: str, row: int,
+              ctx: ReadContext) -> Iterator[Document]:
+    ctx.stats.records += 1
+    doc = row_to_document(values, source=source, offset=row, default_id=f"{source}:{row}",
+                          ctx=ctx)
+    if doc is not None:
+        yield doc

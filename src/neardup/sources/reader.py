@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 from neardup.document import ContentKind, Document
 from neardup.errors import ConfigError
+from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import DEFAULT_MAX_BYTES, MEDIA, Media, ReadContext, WarcEngine
 from neardup.sources.files import read_file, read_stream
 from neardup.sources.jsonl import read_jsonl, read_jsonl_stream
@@ -85,27 +86,41 @@ _ARCHIVES: dict[str, ArchiveFormat] = {"warc": "warc", "arc": "arc"}
 _LOOSE: dict[str, ContentKind] = {"html": "html", "text": "text"}
 
 
-def _read_path(item: _Input, ctx: ReadContext) -> Iterator[Document]:
+def _read_path(item: _Input, ctx: ReadContext,
+               cursor: BlockCursor | None = None) -> Iterator[Document]:
+    """The documents of one file; with ``cursor`` (JSONL and Parquet only), those of its
+    blocks, file-level events being counted by the reader of phase 0 only."""
+    counts_file = cursor is None or cursor.blocks.counts_file
     try:
         with open(item.path, "rb") as raw:
             head = read_head(raw)
     except OSError as err:
-        _unreadable(ctx.stats, item.path, err)
+        if counts_file:
+            _unreadable(ctx.stats, item.path, err)
         return
     found = sniff(head, item.path, explicit=item.explicit)
-    if _rejected(found, ctx):
+    if (not counts_file and found.fmt in ("binary", "unknown")) or _rejected(found, ctx):
         return
     path, gz = item.path, found.gz
     if found.fmt == "parquet":
-        yield from read_parquet(path, path, ctx)  # counts the file once it opens
+        yield from read_parquet(path, path, ctx, cursor)  # counts the file once it opens
         return
-    ctx.stats.files += 1
+    ctx.stats.files += int(counts_file)
     if found.fmt in _ARCHIVES:
-        yield from read_archive(path, path, _ARCHIVES[found.fmt], gz, found.crlf, ctx)
+        yield from _by_document(
+            read_archive(path, path, _ARCHIVES[found.fmt], gz, found.crlf, ctx), cursor)
     elif found.fmt == "jsonl":
-        yield from read_jsonl(path, path, gz, ctx)
+        yield from read_jsonl(path, path, gz, ctx, cursor)
     elif found.fmt in _LOOSE:
-        yield from read_file(path, path, gz, _LOOSE[found.fmt], ctx)
+        yield from _by_document(read_file(path, path, gz, _LOOSE[found.fmt], ctx), cursor)
+
+
+def _by_document(documents: Iterator[Document], cursor: BlockCursor | None) -> Iterator[Document]:
+    """Blocks counted in documents (archives, loose files): every document is read, those of
+    ``cursor``'s blocks are kept."""
+    for index, doc in enumerate(documents):
+        if cursor is None or cursor.take(index):
+            yield doc
 
 
 def _rejected(found: Sniffed, ctx: ReadContext) -> bool:

@@ -1,52 +1,96 @@
 """Input splits: the units a parallel, resumable run reads independently.
 
 A split is one input file (a directory or glob expands to its files, in the order
-:func:`neardup.sources.open_sources` reads them). Reading the splits one after another yields the
-same documents, in the same order, as one pass of ``open_sources`` over the same paths, except
-for a WARC revisit whose original lies in an earlier file: read alone, its split cannot resolve it
-(it is counted ``revisit-unresolved``).
+:func:`neardup.sources.open_sources` reads them), or, for a large JSONL or Parquet file when
+several workers share few files, one phase of its blocks (:mod:`neardup.sources.blocks`): the
+workers then read the same file side by side, each parsing only its own blocks. Reading the
+blocks of every split in (file, block) order yields the same documents, in the same order, as one
+pass of ``open_sources`` over the same paths, except for a WARC revisit whose original lies in an
+earlier file: read alone, its split cannot resolve it (it is counted ``revisit-unresolved``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from neardup.document import Document
+from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
 from neardup.sources.reader import _expand, _Input, _read_path, _unreadable
+from neardup.sources.sniff import read_head, sniff
 from neardup.sources.stats import SourceStats
 
 __all__ = ["InputSplit", "input_splits", "merge_stats", "read_split"]
 
 
+SHARED_BYTES: Final = 4 << 20
+"""A JSONL or Parquet file at least this large is shared by the workers (when there are fewer
+than :data:`FILES_PER_WORKER` files per worker)."""
+FILES_PER_WORKER: Final = 4
+
+
+WHOLE: Final = Blocks(1 << 62)
+"""One block: the whole file."""
+
+
 @dataclass(frozen=True, slots=True)
 class InputSplit:
-    """One input file, and whether the user named it (a file met in a directory walk that is not
-    a recognised format is skipped quietly)."""
+    """One input file (its position ``file`` in reading order, and whether the user named it: a
+    file met in a directory walk that is not a recognised format is skipped quietly), and the
+    blocks of it this split reads."""
 
     path: str
     explicit: bool
+    file: int = 0
+    blocks: Blocks = WHOLE
 
 
-def input_splits(paths: Sequence[str], stats: SourceStats) -> list[InputSplit]:
-    """The files behind ``paths``, in reading order; patterns that match nothing are counted in
-    ``stats``. ``-`` (stdin) must have been saved to a file first."""
-    return [InputSplit(item.path, item.explicit) for item in _expand(paths, stats)]
-
-
-def read_split(split: InputSplit, stats: SourceStats, *, media: Media = "html",
-               max_bytes: int = DEFAULT_MAX_BYTES, sweep: str | None = None) -> Iterator[Document]:
-    """The documents of one split, counting into ``stats``."""
-    ctx = ReadContext(stats, max_bytes, sweep, "fastwarc", media)
+def _shared(path: str, explicit: bool, shared_bytes: int) -> bool:
+    """Whether a file is large and in a format whose blocks workers can skip cheaply."""
     try:
-        yield from _read_path(_Input(split.path, split.explicit), ctx)
+        if os.path.getsize(path) < shared_bytes:
+            return False
+        with open(path, "rb") as raw:
+            head = read_head(raw)
+    except OSError:
+        return False
+    return sniff(head, path, explicit=explicit).fmt in ("jsonl", "parquet")
+
+
+def input_splits(paths: Sequence[str], stats: SourceStats, *, block_size: int = 1 << 62,
+                 workers: int = 1, shared_bytes: int = SHARED_BYTES) -> list[InputSplit]:
+    """The splits behind ``paths``, in reading order; patterns that match nothing are counted
+    in ``stats``. ``-`` (stdin) must have been saved to a file first. Blocks hold
+    ``block_size`` records; with few files, a large JSONL or Parquet file gets one split per
+    worker."""
+    items = list(_expand(paths, stats))
+    share = workers > 1 and len(items) < FILES_PER_WORKER * workers
+    splits: list[InputSplit] = []
+    for index, item in enumerate(items):
+        stride = workers if share and _shared(item.path, item.explicit, shared_bytes) else 1
+        splits.extend(InputSplit(item.path, item.explicit, index, Blocks(block_size, stride, phase))
+                      for phase in range(stride))
+    return splits
+
+
+def read_split(split: InputSplit, cursor: BlockCursor, *, media: Media = "html",
+               max_bytes: int = DEFAULT_MAX_BYTES, sweep: str | None = None) -> Iterator[Document]:
+    """The documents of one split's blocks, counting into ``cursor.stats``."""
+    ctx = ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media)
+    try:
+        yield from _read_path(_Input(split.path, split.explicit), ctx, cursor)
     except OSError as err:
-        _unreadable(stats, split.path, err)
+        if split.blocks.counts_file:
+            _unreadable(cursor.stats, split.path, err)
 
 
-def merge_stats(parts: Sequence[dict[str, object]]) -> dict[str, object]:
-    """The :meth:`SourceStats.as_dict` of one pass, from those of its splits in order."""
+def merge_stats(parts: Sequence[dict[str, object]],
+                errors: Sequence[str] | None = None) -> dict[str, object]:
+    """The :meth:`SourceStats.as_dict` of one pass, from those of its splits in order (with
+    ``errors``, the error lines already put in reading order, instead of the splits')."""
     total = SourceStats()
     for part in parts:
         for name in ("files", "records", "documents", "revisits", "revisits_linked",
@@ -54,6 +98,8 @@ def merge_stats(parts: Sequence[dict[str, object]]) -> dict[str, object]:
             setattr(total, name, getattr(total, name) + int(part[name]))  # type: ignore[call-overload]
         for reason, count in dict(part["skipped"]).items():  # type: ignore[call-overload]
             total.skip(reason, count)
-        for line in part["errors"]:  # type: ignore[attr-defined]
+        for line in part["errors"] if errors is None else ():  # type: ignore[attr-defined]
             total.error(line)
+    for line in errors or ():
+        total.error(line)
     return total.as_dict()

@@ -1,0 +1,136 @@
+"""``--against``: deduplicate new documents against an earlier run, reusing its partitions.
+
+The earlier run's work directory keeps its fingerprint partitions. A run against it numbers the
+old documents first (0 .. old - 1, the old run's numbering) and the new ones after them, links
+and compares them all through the usual stages, but fingerprints only the new inputs: the old
+partitions are read where they lie. Its outputs hold what touches a new document: the pairs with
+at least one new document, the new documents and their clusters, and ``against``: one row per
+new document saying whether to drop it and why:
+
+- ``duplicate-of-old``: its cluster holds an old document (``old_doc``, the cluster's smallest),
+  so the earlier run already has a copy; ``pair_doc`` and the scores are those of its strongest
+  pair (an old partner first, then the highest resemblance, then the smallest doc);
+- ``duplicate-of-new``: its cluster holds new documents only and the keep policy kept another;
+- ``keep``: unique, or the survivor of a cluster of new documents.
+
+The result equals a one-shot run over the old inputs followed by the new ones, restricted to what
+touches new documents (the test checks it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+import pyarrow.parquet as pq
+
+from neardup.config import DedupConfig
+from neardup.engine.outputs import TableSink
+from neardup.engine.workdir import identity_differences
+from neardup.errors import ConfigError
+
+__all__ = ["old_partitions", "restrict_to_new"]
+
+_SCORES = ("method", "relation", "resemblance", "containment_ab", "containment_ba", "hamming")
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    config = json.loads(json.dumps(config, default=str))
+    config.get("overlap", {}).pop("memory_limit", None)
+    return config
+
+
+def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Path, int]],
+                                                             dict[str, Any]]:
+    """The fingerprint partitions of the run whose work directory is ``root`` (named ``old-*``),
+    and its identity; refused when that run used another configuration or did not get past
+    numbering its documents."""
+    try:
+        identity = json.loads((root / "identity.json").read_text())
+        record = json.loads((root / "done" / "link.json").read_text())
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"{root}: not the work directory of a finished run ({err}); "
+                          "--against needs the --work of an earlier dedup") from err
+    differences = identity_differences(_comparable(identity["config"]),
+                                       _comparable(dataclasses.asdict(config)))
+    if differences:
+        raise ConfigError(f"{root}: the earlier run used another configuration "
+                          f"({'; '.join(differences)})")
+    return [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
+            record["parts"]], identity
+
+
+def _read(out: Path, name: str, fmt: str) -> pa.Table:
+    if fmt == "parquet":
+        return pq.read_table(out / f"{name}.parquet")
+    return pj.read_json(out / f"{name}.jsonl")
+
+
+def _rewrite(out: Path, name: str, fmt: str, table: pa.Table) -> None:
+    with TableSink(out, name, fmt) as sink:
+        sink.write(table)
+        sink.close(table.schema)
+
+
+def _best_pairs(pairs: pa.Table, old: int) -> dict[int, dict[str, Any]]:
+    """For each new doc, its strongest pair (old partner first, then resemblance, then doc)."""
+    best: dict[int, tuple[tuple[int, float, int], dict[str, Any]]] = {}
+    for row in pairs.to_pylist():
+        for doc, other in ((row["a"], row["b"]), (row["b"], row["a"])):
+            if doc < old:
+                continue
+            rank = (int(other >= old), -(row.get("resemblance") or 0.0), other)
+            if doc not in best or rank < best[doc][0]:
+                best[doc] = (rank, {"pair_doc": other,
+                                    **{key: row.get(key) for key in _SCORES}})
+    return {doc: found for doc, (_, found) in best.items()}
+
+
+def _decisions(clusters: pa.Table, pairs: pa.Table, old: int,
+               ids: dict[int, str]) -> pa.Table:
+    best = _best_pairs(pairs, old)
+    rows = []
+    for row in clusters.to_pylist():
+        doc, label = row["doc"], row["cluster"]
+        reason = ("duplicate-of-old" if label < old else
+                  "keep" if row["kept"] else "duplicate-of-new")
+        pair = best.get(doc, {"pair_doc": None, **dict.fromkeys(_SCORES)})
+        rows.append({"doc": doc, "id": ids[doc], "drop": reason != "keep", "reason": reason,
+                     "old_doc": label if label < old else None,
+                     "old_id": ids.get(label) if label < old else None,
+                     **pair, "pair_id": ids.get(pair["pair_doc"])})
+    schema = pa.schema([("doc", pa.int64()), ("id", pa.string()), ("drop", pa.bool_()),
+                        ("reason", pa.string()), ("old_doc", pa.int64()),
+                        ("old_id", pa.string()), ("pair_doc", pa.int64()),
+                        ("method", pa.string()), ("relation", pa.string()),
+                        ("resemblance", pa.float64()), ("containment_ab", pa.float64()),
+                        ("containment_ba", pa.float64()), ("hamming", pa.int64()),
+                        ("pair_id", pa.string())])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def restrict_to_new(out: Path, fmt: str, old: int) -> dict[str, int]:
+    """Cut the outputs in ``out`` to what touches the new documents (doc >= ``old``) and write
+    the ``against`` table; returns its counts by reason."""
+    documents, clusters, pairs = (_read(out, name, fmt)
+                                  for name in ("documents", "clusters", "pairs"))
+    pairs = pairs.filter(pc.or_(pc.greater_equal(pairs["a"], old),
+                                pc.greater_equal(pairs["b"], old)))
+    wanted = set(pairs["a"].to_pylist()) | set(pairs["b"].to_pylist())
+    clusters = clusters.filter(pc.greater_equal(clusters["doc"], old))
+    wanted |= set(clusters["cluster"].to_pylist()) | set(clusters["doc"].to_pylist())
+    named = documents.filter(pc.is_in(documents["doc"], pa.array(sorted(wanted), pa.int64())))
+    ids = dict(zip(named["doc"].to_pylist(), named["id"].to_pylist(), strict=True))
+    decisions = _decisions(clusters, pairs, old, ids)
+    _rewrite(out, "pairs", fmt, pairs)
+    _rewrite(out, "clusters", fmt, clusters)
+    _rewrite(out, "documents", fmt, documents.filter(pc.greater_equal(documents["doc"], old)))
+    _rewrite(out, "against", fmt, decisions)
+    reasons = decisions["reason"].to_pylist()
+    return {reason: reasons.count(reason)
+            for reason in ("duplicate-of-old", "duplicate-of-new", "keep")}
