@@ -29,9 +29,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from common import BENCHMARKS_DIR, RESULTS_DIR, environment, load_average, markdown_table
+from neardup.engine.sizing import COSTS, estimate_run, load_costs
+from neardup.errors import ConfigError
 from scale_corpus import make_corpus
 
 WORK = BENCHMARKS_DIR / "work"
@@ -172,9 +175,13 @@ def neardup_runs(corpus: Path, labels: Path, documents: int, workers: int) -> di
         timing = dedup([corpus], out, method, workers)
         work_bytes = _folder_bytes(out / "work")
         summary = json.loads((out / "summary.json").read_text())
+        lengths = pq.read_table(out / "documents.parquet", columns=["length"])["length"]
         found[method] = {**timing, "workers": workers, "documents": summary["documents"],
+                         "mean_bytes": round(pc.mean(lengths).as_py(), 1),
                          "cpu_ms_per_doc": round(1000 * timing["cpu_s"] / documents, 3),
                          "work_bytes_per_doc": round(work_bytes / documents, 1),
+                         "output_bytes_per_doc": round(
+                             (_folder_bytes(out) - work_bytes) / documents, 1),
                          "stage_seconds": summary["seconds"], "load_average": load_average(),
                          **quality(out, labels)}
         shutil.rmtree(out / "work", ignore_errors=True)
@@ -199,6 +206,64 @@ def datatrove(corpus: Path, labels: Path, documents: int) -> dict[str, Any]:
                 for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb")}}
 
 
+def unit_costs(run: dict[str, Any], memory: list[list[float]]) -> dict[str, Any]:
+    """The per-document costs of one measured run, as neardup.engine.sizing reads them."""
+    stages = run["stage_seconds"]
+    fingerprint = stages["read_extract_fingerprint"]
+    serial = sum(stages[name] for name in ("exact", "near_candidates_and_verification",
+                                           "cluster", "outputs"))
+    documents = run["documents"]
+    startup = max(0.0, run["wall_s"] - fingerprint - serial)
+    # CPU, not wall, for the parallel part: other work on the machine stretches the wall
+    # clock; the serial stages and start-up are counted at their wall time.
+    parallel = max(0.0, run["cpu_s"] - serial - startup)
+    return {"documents": documents, "mean_bytes": run["mean_bytes"], "workers": run["workers"],
+            "fingerprint_core_s": parallel / documents,
+            "serial_s": serial / documents,
+            "startup_s": startup,
+            "work_bytes": run["work_bytes_per_doc"],
+            "output_bytes": run["output_bytes_per_doc"], "peak_tree_rss_mb": memory}
+
+
+def write_costs(results: dict[str, Any], documents: int) -> dict[str, Any]:
+    """Costs from the run of ``documents`` (memory points from every size measured)."""
+    entry = results[str(documents)]
+    methods = {}
+    for method, run in entry["neardup"].items():
+        memory = sorted([int(size), other["neardup"][method]["peak_tree_rss_mb"]]
+                        for size, other in results.items() if method in other.get("neardup", {}))
+        methods[method] = unit_costs(run, memory)
+    costs = {"machine": f"{entry['environment']['cpu_count']} x "
+                        f"{entry['environment']['cpu_model']}",
+             "measured_by": f"benchmarks/scale.py --documents {documents} "
+                            f"({entry['environment']['date'][:10]})",
+             "methods": methods}
+    COSTS.write_text(json.dumps(costs, indent=1) + "\n")
+    return costs
+
+
+def check_plan(entry: dict[str, Any]) -> dict[str, Any]:
+    """The ``plan`` estimate (from the costs stored before this run) against each run."""
+    try:
+        costs = load_costs()
+    except ConfigError as err:
+        return {"skipped": str(err)}
+    checked = {}
+    for method, run in entry["neardup"].items():
+        if method not in costs["methods"]:
+            continue
+        guess = estimate_run(run["documents"], method, mean_bytes=int(run["mean_bytes"]),
+                             workers=run["workers"], costs=costs)
+        measured = {"wall_seconds": run["wall_s"], "cpu_seconds": run["cpu_s"],
+                    "work_bytes": run["work_bytes_per_doc"] * run["documents"],
+                    "peak_memory_bytes": run["peak_tree_rss_mb"] * 2**20}
+        checked[method] = {"basis": guess.basis, **{
+            name: {"predicted": round(getattr(guess, name), 1), "measured": round(value, 1),
+                   "error": round(getattr(guess, name) / value - 1, 3)}
+            for name, value in measured.items()}}
+    return checked
+
+
 def _table(entry: dict[str, Any]) -> str:
     rows = [(entry["documents"], method, run["workers"], run["wall_s"], run["cpu_s"],
              run["cpu_ms_per_doc"], run["peak_rss_mb"], run["peak_tree_rss_mb"],
@@ -216,6 +281,10 @@ def main() -> None:
     parser.add_argument("--speedup", type=int, default=0, help="documents of the speed-up runs")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--datatrove", action="store_true")
+    parser.add_argument("--skip-runs", action="store_true",
+                        help="only the speed-up and datatrove parts (kept beside earlier runs)")
+    parser.add_argument("--write-costs", action="store_true",
+                        help="store this size's per-document costs for neardup plan")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     corpus = WORK / f"scale-{args.documents}.jsonl.gz"
@@ -225,17 +294,22 @@ def main() -> None:
         ["neardup", "numpy", "pyarrow", "datatrove"]),
         "corpus": {"bytes_gz": corpus.stat().st_size,
                    "generate_s": round(time.perf_counter() - started, 1)}}
-    entry["neardup"] = neardup_runs(corpus, labels, args.documents, args.workers)
+    if not args.skip_runs:
+        entry["neardup"] = neardup_runs(corpus, labels, args.documents, args.workers)
+        entry["plan_check"] = check_plan(entry)
     if args.speedup:
         entry["speedup_workers_2_over_1"] = speedup(corpus, args.speedup, args.repeat)
     if args.datatrove:
         entry["datatrove_side_by_side"] = datatrove(corpus, labels, args.documents)
-    entry["markdown"] = _table(entry)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    entry = {**results.get(str(args.documents), {}), **entry}
+    entry["markdown"] = _table(entry)
     results[str(args.documents)] = entry
     temporary = RESULTS.with_suffix(".tmp")
     temporary.write_text(json.dumps(results, indent=2) + "\n")
     temporary.replace(RESULTS)
+    if args.write_costs:
+        write_costs(results, args.documents)
     print(entry["markdown"])
     print(json.dumps({k: v for k, v in entry.items() if k not in ("environment", "markdown")},
                      indent=1))

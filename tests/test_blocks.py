@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,6 +18,8 @@ from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError
 from neardup.sources import open_sources
 from neardup.sources.blocks import BlockCursor, Blocks
+from neardup.sources.context import ReadContext
+from neardup.sources.lineblocks import deal_lines, read_line_block
 from neardup.sources.splits import InputSplit, input_splits, merge_stats, read_split
 from neardup.sources.stats import SourceStats
 from test_engine import assert_same_run, tables, write_corpus
@@ -74,13 +77,31 @@ def test_phases_together_read_what_one_pass_reads(tmp_path: Path, size: int, str
         assert stats == reader.stats.as_dict(), path.name
 
 
-def test_large_files_get_one_split_per_worker_and_small_ones_one(tmp_path: Path) -> None:
+def test_large_files_are_dealt_or_shared_and_small_ones_read_whole(tmp_path: Path) -> None:
     paths = [str(p) for p in _inputs(tmp_path)]
     small = input_splits(paths, SourceStats(), block_size=10, workers=2)
-    assert [(s.file, s.blocks.stride) for s in small] == [(0, 1), (1, 1), (2, 1), (3, 1)]
+    assert [(s.file, s.blocks.stride, s.dealt) for s in small] == [
+        (0, 1, False), (1, 1, False), (2, 1, False), (3, 1, False)]
     shared = input_splits(paths, SourceStats(), block_size=10, workers=2, shared_bytes=0)
-    assert [(s.file, s.blocks.phase) for s in shared] == [
-        (f, p) for f in range(4) for p in range(2)]
+    assert [(s.file, s.blocks.phase, s.blocks.stride, s.dealt) for s in shared] == [
+        (0, 0, 1, True), (1, 0, 1, True), (2, 0, 1, True), (3, 0, 2, False), (3, 1, 2, False)]
+
+
+@pytest.mark.parametrize("size", [1, 4, 13, 1000])
+def test_dealt_line_blocks_read_what_one_pass_reads(tmp_path: Path, size: int) -> None:
+    for path in _inputs(tmp_path)[:3]:
+        reader = open_sources([str(path)])
+        expected = [(doc.id, doc.offset, doc.raw) for doc in reader]
+        found, parts, errors = [], [], []
+        for block in deal_lines(str(path), path.suffix == ".gz", size):
+            stats = SourceStats()
+            stats.files += int(block.index == 0)
+            found.extend((doc.id, doc.offset, doc.raw)
+                         for doc in read_line_block(block, str(path), ReadContext(stats)))
+            parts.append(stats.as_dict())
+            errors.extend(stats.errors)
+        assert found == expected, path.name
+        assert merge_stats(parts, errors) == reader.stats.as_dict(), path.name
 
 
 @pytest.mark.parametrize("method", ["simhash", "minhash"])
@@ -98,8 +119,31 @@ def test_engine_on_shared_gzip_and_parquet_files_equals_memory(tmp_path: Path,
                                 workers=workers, shared_bytes=0, bucket_bytes=4096)
         summary = assert_same_run([str(packed), str(rows)], DedupConfig(method=method),
                                   tmp_path / f"run{workers}", options)
-        assert summary["engine"]["splits"] == 2 * workers
+        assert summary["engine"]["partitions"] == 24  # 200 lines and 200 rows in blocks of 17
         assert summary["duplicates"] > 0
+
+
+def test_a_dealt_file_resumes_from_the_blocks_it_kept(tmp_path: Path) -> None:
+    [source] = write_corpus(tmp_path / "corpus", 300, 1, seed=5)
+    packed = tmp_path / "big.jsonl.gz"
+    packed.write_bytes(gzip.compress(Path(source).read_bytes()))
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=20, workers=2, shared_bytes=0)
+    config = DedupConfig(method="minhash")
+    first = run_engine([str(packed)], tmp_path / "first", config, options)
+    done = tmp_path / "work" / "done"
+    assert len(list((done / "fingerprint").glob("f000000-b*.json"))) == 15  # 300 lines / 20
+    for marker in [done / "fingerprint" / "f000000-p0of1.json", done / "link.json",
+                   *sorted((done / "fingerprint").glob("f000000-b*.json"))[3:9]]:
+        marker.unlink()
+    for partition in sorted((tmp_path / "work" / "fingerprint").iterdir())[5:7]:
+        shutil.rmtree(partition)
+    for stage in ("exact", "near", "cluster", "link"):
+        shutil.rmtree(tmp_path / "work" / stage, ignore_errors=True)
+    for marker in done.glob("*.json"):
+        marker.unlink()
+    again = run_engine([str(packed)], tmp_path / "again", config, options)
+    assert tables(tmp_path / "again") == tables(tmp_path / "first")
+    assert again["sources"] == first["sources"] and again["documents"] == 300
 
 
 @pytest.mark.parametrize("method", ["simhash", "minhash"])

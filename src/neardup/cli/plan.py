@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 import click
 
@@ -92,13 +93,47 @@ def render_plan(result: Plan) -> str:
     return "\n".join(lines)
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:,.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:,.1f} min"
+    return f"{seconds / 3600:,.1f} h"
+
+
+def render_estimate(estimate: Any) -> str:
+    """A run estimate (:class:`neardup.engine.sizing.RunEstimate`) as a short report."""
+    return "\n".join([
+        f"dedup of {estimate.documents:,} documents of {estimate.mean_bytes:,} bytes, method "
+        f"{estimate.method}, {estimate.workers} workers:",
+        f"  disk: work directory {_size(estimate.work_bytes)}, outputs "
+        f"{_size(estimate.output_bytes)}",
+        f"  peak memory: {_size(estimate.peak_memory_bytes)} (all the run's processes)",
+        f"  time: {_duration(estimate.wall_seconds)} wall, {_duration(estimate.cpu_seconds)} CPU",
+        f"  basis: {estimate.basis}",
+    ])
+
+
 @click.command("plan")
 @click.option("--bits", "f", type=click.IntRange(2, 256), default=64, show_default=True,
               help="Fingerprint width f (tables are spelled out for 64-bit fingerprints).")
 @click.option("--k", type=click.IntRange(0, 255), default=3, show_default=True,
               help="Largest Hamming distance every table set must find.")
-@click.option("--fingerprints", required=True, callback=count_option,
+@click.option("--fingerprints", default=None,
+              callback=lambda ctx, param, value: None if value is None else
+              count_option(ctx, param, value),
               help="How many fingerprints are stored: 2^34, 2**34, 1e9 or an integer.")
+@click.option("--documents", default=None,
+              callback=lambda ctx, param, value: None if value is None else
+              count_option(ctx, param, value),
+              help="Size a dedup run of this many documents instead (disk, peak memory, "
+                   "time on this machine, from measured costs).")
+@click.option("--method", type=click.Choice(["simhash", "minhash"]), default="minhash",
+              show_default=True, help="With --documents: the dedup method.")
+@click.option("--mean-bytes", type=click.IntRange(1, None), default=None,
+              help="With --documents: mean document size [default: the measured corpus's].")
+@click.option("--workers", type=click.IntRange(1, 256), default=None,
+              help="With --documents: worker processes [default: one per core].")
 @click.option("--min-prefix", type=click.IntRange(1, 256), default=None,
               help="Shortest prefix p_i allowed: the fewest tables that reach it.")
 @click.option("--tables", type=click.IntRange(1, None), default=None,
@@ -107,13 +142,24 @@ def render_plan(result: Plan) -> str:
 @click.option("--block-bytes", type=click.IntRange(24, 1 << 20), default=1024, show_default=True,
               help="Block size of the compressed tables, for the memory estimate.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-def plan_command(f: int, k: int, fingerprints: int, min_prefix: int | None, tables: int | None,
-                 block_bytes: int, as_json: bool) -> None:
-    """Print Manku's permuted-table design: blocks, tables and permutations, each table's
-    prefix length p_i, expected fingerprints checked per probe, memory with and without
-    compression."""
+def plan_command(f: int, k: int, fingerprints: int | None, documents: int | None, method: str,
+                 mean_bytes: int | None, workers: int | None, min_prefix: int | None,
+                 tables: int | None, block_bytes: int, as_json: bool) -> None:
+    """Print Manku's permuted-table design for --fingerprints (blocks, tables and permutations,
+    each table's prefix length p_i, expected fingerprints checked per probe, memory with and
+    without compression), or, with --documents, the disk, peak memory and time of a dedup."""
+    if (fingerprints is None) == (documents is None):
+        raise click.UsageError("give exactly one of --fingerprints and --documents")
+    if documents is not None:
+        from neardup.engine.sizing import estimate_run
+
+        estimate = estimate_run(documents, method, mean_bytes=mean_bytes, workers=workers)
+        click.echo(json.dumps(estimate.as_dict(), indent=2) if as_json
+                   else render_estimate(estimate))
+        return
     if (min_prefix is None) == (tables is None):
         raise click.UsageError("give exactly one of --min-prefix and --tables")
+    assert fingerprints is not None
     result = plan(f, k, fingerprints, min_prefix=min_prefix, tables=tables,
                   block_bytes=block_bytes)
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else render_plan(result))

@@ -16,8 +16,9 @@ import os
 import shutil
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,15 +109,23 @@ def _identity(config: DedupConfig, paths: list[str], media: str,
     return identity
 
 
-def _mapper(workers: int) -> Callable[[Callable[[FingerprintJob], dict[str, Any]],
-                                       list[FingerprintJob]], Iterator[dict[str, Any]]]:
-    def run(function: Callable[[FingerprintJob], dict[str, Any]],
-            jobs: list[FingerprintJob]) -> Iterator[dict[str, Any]]:
-        if workers <= 1 or len(jobs) <= 1:
-            yield from map(function, jobs)
+def _mapper(workers: int) -> Callable[[Callable[[Any], dict[str, Any]], Iterator[Any]],
+                                      Iterator[dict[str, Any]]]:
+    """Runs tasks in ``workers`` processes, in order, with at most two per worker in flight
+    (the tasks may carry data: dealt line blocks)."""
+    def run(function: Callable[[Any], dict[str, Any]],
+            tasks: Iterator[Any]) -> Iterator[dict[str, Any]]:
+        if workers <= 1:
+            yield from map(function, tasks)
             return
-        with ProcessPoolExecutor(min(workers, len(jobs))) as pool:
-            yield from pool.map(function, jobs)
+        with ProcessPoolExecutor(workers) as pool:
+            flight: deque[Future[dict[str, Any]]] = deque()
+            for task in tasks:
+                flight.append(pool.submit(function, task))
+                if len(flight) >= 2 * workers:
+                    yield flight.popleft().result()
+            while flight:
+                yield flight.popleft().result()
     return run
 
 
@@ -169,7 +178,8 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
-    records = run_fingerprint(work, jobs, _mapper(options.workers), report)
+    records = run_fingerprint(work, jobs, _mapper(options.workers), report,
+                              workers=options.workers)
     laps.lap("read_extract_fingerprint")
     catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
     exact = run_exact(work, catalog, options.budget)

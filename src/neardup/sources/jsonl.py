@@ -20,7 +20,7 @@ from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
 from neardup.sources.rows import row_to_document
 
-__all__ = ["read_jsonl", "read_jsonl_stream"]
+__all__ = ["read_jsonl", "read_jsonl_stream", "read_lines"]
 
 
 def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext,
@@ -47,11 +47,17 @@ def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext,
             ctx.stats.error(f"{source}: gzip stream damaged or cut short ({err}); stopped there")
 
 
+def read_lines(lines: Iterable[bytes], source: str, ctx: ReadContext, *,
+               first: int = 1) -> Iterator[Document]:
+    """The documents of lines numbered from ``first`` (a block of a larger file)."""
+    yield from _lines(lines, source, ctx, None, [0], first)
+
+
 def _lines(lines: Iterable[bytes], source: str, ctx: ReadContext, cursor: BlockCursor | None,
-           seen: list[int]) -> Iterator[Document]:
+           seen: list[int], first: int = 1) -> Iterator[Document]:
     """The documents of the lines (those of ``cursor``'s blocks); ``seen[0]`` counts the lines
     read so far."""
-    for lineno, line in enumerate(lines, start=1):
+    for lineno, line in enumerate(lines, start=first):
         seen[0] = lineno
         if cursor is not None and not cursor.take(lineno - 1):
             continue

@@ -1,12 +1,14 @@
 """Input splits: the units a parallel, resumable run reads independently.
 
 A split is one input file (a directory or glob expands to its files, in the order
-:func:`neardup.sources.open_sources` reads them), or, for a large JSONL or Parquet file when
-several workers share few files, one phase of its blocks (:mod:`neardup.sources.blocks`): the
-workers then read the same file side by side, each parsing only its own blocks. Reading the
-blocks of every split in (file, block) order yields the same documents, in the same order, as one
-pass of ``open_sources`` over the same paths, except for a WARC revisit whose original lies in an
-earlier file: read alone, its split cannot resolve it (it is counted ``revisit-unresolved``).
+:func:`neardup.sources.open_sources` reads them). When several workers share few files, a large
+JSONL file is ``dealt``: the parent decompresses it once and hands its line blocks to the workers
+(:mod:`neardup.sources.lineblocks`); a large Parquet file gets one split per worker, each reading
+one phase of its blocks, only the row groups that hold them (:mod:`neardup.sources.blocks`).
+Reading the blocks of every split in (file, block) order yields the same documents, in the same
+order, as one pass of ``open_sources`` over the same paths, except for a WARC revisit whose
+original lies in an earlier file: read alone, its split cannot resolve it (it is counted
+``revisit-unresolved``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from neardup.document import Document
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
 from neardup.sources.reader import _expand, _Input, _read_path, _unreadable
-from neardup.sources.sniff import read_head, sniff
+from neardup.sources.sniff import Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
 
 __all__ = ["InputSplit", "input_splits", "merge_stats", "read_split"]
@@ -46,18 +48,21 @@ class InputSplit:
     explicit: bool
     file: int = 0
     blocks: Blocks = WHOLE
+    dealt: bool = False
+    """A JSONL file whose line blocks the parent deals out to the workers."""
 
 
-def _shared(path: str, explicit: bool, shared_bytes: int) -> bool:
-    """Whether a file is large and in a format whose blocks workers can skip cheaply."""
+def _shared(path: str, explicit: bool, shared_bytes: int) -> Sniffed | None:
+    """The format of a large JSONL or Parquet file (which workers can share), else None."""
     try:
         if os.path.getsize(path) < shared_bytes:
-            return False
+            return None
         with open(path, "rb") as raw:
             head = read_head(raw)
     except OSError:
-        return False
-    return sniff(head, path, explicit=explicit).fmt in ("jsonl", "parquet")
+        return None
+    found = sniff(head, path, explicit=explicit)
+    return found if found.fmt in ("jsonl", "parquet") else None
 
 
 def input_splits(paths: Sequence[str], stats: SourceStats, *, block_size: int = 1 << 62,
@@ -70,7 +75,11 @@ def input_splits(paths: Sequence[str], stats: SourceStats, *, block_size: int = 
     share = workers > 1 and len(items) < FILES_PER_WORKER * workers
     splits: list[InputSplit] = []
     for index, item in enumerate(items):
-        stride = workers if share and _shared(item.path, item.explicit, shared_bytes) else 1
+        found = _shared(item.path, item.explicit, shared_bytes) if share else None
+        if found is not None and found.fmt == "jsonl":
+            splits.append(InputSplit(item.path, item.explicit, index, Blocks(block_size), True))
+            continue
+        stride = workers if found is not None else 1
         splits.extend(InputSplit(item.path, item.explicit, index, Blocks(block_size, stride, phase))
                       for phase in range(stride))
     return splits

@@ -1,0 +1,95 @@
+"""Sizing a batch run before it starts: disk, peak memory and time on this machine.
+
+The estimates come from per-document costs that ``benchmarks/scale.py --write-costs`` measured
+with whole ``neardup dedup`` processes and stored in ``costs.json`` beside this module:
+
+- time: the fingerprint stage costs ``fingerprint_core_s`` core-seconds per document (reading,
+  decompressing, canonical form, prints, writing partitions), scaled by the mean document size
+  and shared by the workers (at most one per core); the later stages run in one process at
+  ``serial_s`` seconds per document; plus a fixed start-up;
+- disk: ``work_bytes`` per document in the work directory (scaled by the mean size: the
+  verification shingle sets dominate) and ``output_bytes`` per document for the tables;
+- memory: the peak summed over the run's processes, fitted as ``a + b * documents`` through the
+  sizes measured (flat when one size was measured: said so in :attr:`RunEstimate.basis`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from neardup.errors import ConfigError
+
+__all__ = ["COSTS", "RunEstimate", "estimate_run", "load_costs"]
+
+COSTS = Path(__file__).with_name("costs.json")
+
+
+@dataclass(frozen=True, slots=True)
+class RunEstimate:
+    """What a ``dedup`` of ``documents`` documents is expected to need."""
+
+    documents: int
+    method: str
+    mean_bytes: int
+    workers: int
+    work_bytes: float
+    output_bytes: float
+    peak_memory_bytes: float
+    wall_seconds: float
+    cpu_seconds: float
+    basis: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def load_costs(path: Path = COSTS) -> dict[str, Any]:
+    try:
+        costs: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"{path}: no measured costs ({err}); run benchmarks/scale.py "
+                          "--write-costs") from err
+    return costs
+
+
+def _memory(points: list[list[float]], documents: int) -> tuple[float, str]:
+    """Peak bytes at ``documents`` by a line through the measured (documents, MiB) points."""
+    points = sorted(points)
+    if len(points) == 1:
+        return points[0][1] * 2**20, f"memory flat at the peak measured at {points[0][0]:,.0f}"
+    (n1, m1), (n2, m2) = points[0], points[-1]
+    slope = max(0.0, (m2 - m1) / (n2 - n1))
+    return (m2 + slope * (documents - n2)) * 2**20, (
+        f"memory a line through {n1:,.0f} and {n2:,.0f} documents")
+
+
+def estimate_run(documents: int, method: str, *, mean_bytes: int | None = None,
+                 workers: int | None = None, costs: dict[str, Any] | None = None
+                 ) -> RunEstimate:
+    """The estimate for ``documents`` documents of ``mean_bytes`` (default: those measured)."""
+    costs = load_costs() if costs is None else costs
+    if method not in costs["methods"]:
+        raise ConfigError(f"no measured costs for method {method!r} (measured: "
+                          f"{', '.join(sorted(costs['methods']))})")
+    unit = costs["methods"][method]
+    size = mean_bytes or int(unit["mean_bytes"])
+    scale = size / unit["mean_bytes"]
+    cores = os.cpu_count() or 1
+    workers = workers or cores
+    parallel = documents * unit["fingerprint_core_s"] * scale
+    wall = unit["startup_s"] + parallel / min(workers, cores) + documents * unit["serial_s"]
+    memory, how = _memory(unit["peak_tree_rss_mb"], documents)
+    return RunEstimate(
+        documents=documents, method=method, mean_bytes=size, workers=workers,
+        work_bytes=documents * unit["work_bytes"] * scale,
+        output_bytes=documents * unit["output_bytes"],
+        peak_memory_bytes=memory, wall_seconds=wall,
+        cpu_seconds=unit["startup_s"] + parallel + documents * unit["serial_s"],
+        basis=f"measured by {costs['measured_by']} on {costs['machine']} "
+              f"({unit['documents']:,} documents of {unit['mean_bytes']:,.0f} bytes, "
+              f"{unit['workers']} workers); time and disk linear in documents and mean bytes; "
+              f"{how}")

@@ -1,0 +1,53 @@
+"""``neardup plan --documents``: run estimates from measured per-document costs."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from neardup.cli.main import cli
+from neardup.engine.sizing import COSTS, estimate_run, load_costs
+from neardup.errors import ConfigError
+
+COST = {"documents": 1000, "mean_bytes": 4000, "workers": 2, "fingerprint_core_s": 0.001,
+        "serial_s": 0.0001, "startup_s": 2.0, "work_bytes": 9000.0, "output_bytes": 300.0,
+        "peak_tree_rss_mb": [[1000, 500.0], [11000, 600.0]]}
+COSTS_OF = {"machine": "test", "measured_by": "hand", "methods": {"minhash": COST}}
+
+
+def test_estimate_is_linear_in_documents_and_size_and_shared_by_the_cores() -> None:
+    one = estimate_run(10_000, "minhash", workers=1, costs=COSTS_OF)
+    assert one.work_bytes == pytest.approx(10_000 * 9000)
+    assert one.output_bytes == pytest.approx(10_000 * 300)
+    assert one.wall_seconds == pytest.approx(2.0 + 10.0 + 1.0)
+    assert one.cpu_seconds == pytest.approx(13.0)
+    double = estimate_run(10_000, "minhash", workers=1, mean_bytes=8000, costs=COSTS_OF)
+    assert double.work_bytes == pytest.approx(2 * one.work_bytes)
+    assert double.wall_seconds == pytest.approx(2.0 + 20.0 + 1.0)
+    shared = estimate_run(10_000, "minhash", workers=64, costs=COSTS_OF)
+    cores = os.cpu_count() or 1
+    assert shared.wall_seconds == pytest.approx(2.0 + 10.0 / cores + 1.0)
+    assert one.peak_memory_bytes == pytest.approx((500 + 0.01 * 9000) * 2**20)
+
+
+def test_unknown_method_is_refused() -> None:
+    with pytest.raises(ConfigError, match="simhash"):
+        estimate_run(10, "simhash", costs=COSTS_OF)
+
+
+@pytest.mark.skipif(not COSTS.exists(), reason=f"no measured costs at {COSTS}")
+def test_plan_command_sizes_a_run_from_the_committed_costs() -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["plan", "--documents", "1e6", "--method", "simhash", "--json"])
+    assert result.exit_code == 0, result.output
+    estimate = json.loads(result.output)
+    unit = load_costs()["methods"]["simhash"]
+    assert estimate["work_bytes"] == pytest.approx(1e6 * unit["work_bytes"])
+    assert estimate["wall_seconds"] > 0
+    text = runner.invoke(cli, ["plan", "--documents", "2^20"])
+    assert "disk: work directory" in text.output and "peak memory" in text.output
+    both = runner.invoke(cli, ["plan", "--documents", "10", "--fingerprints", "10"])
+    assert both.exit_code != 0 and "exactly one" in both.output
