@@ -7,11 +7,11 @@ process and its workers, from wait4), peak RSS (the largest single process, and 
 over the process tree sampled every 50 ms), work-directory bytes per document, and the recall
 (per edit level) and precision of the planted pairs. ``--speedup N`` also times ``--workers 1``
 against ``--workers 2`` on the first N documents, as one file and as 8 files, interleaved,
-``--repeat`` times each (medians). ``--datatrove`` runs datatrove's minhash deduplication
-(scale_datatrove.py) on the same corpus beside ``neardup --method minhash --workers 1``.
+``--repeat`` times each (medians). ``--datatrove N`` runs datatrove's minhash deduplication
+(scale_datatrove.py) on the first N documents beside ``neardup --method minhash --workers 1``.
 Results are merged into benchmarks/results/scale.json (one entry per size).
 
-    python benchmarks/scale.py --documents 100000 --speedup 20000 --datatrove
+    python benchmarks/scale.py --documents 100000 --speedup 100000 --datatrove 30000
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _rss(pid: int) -> int:
         return 0
 
 
-def measure(command: Sequence[str]) -> dict[str, float]:
+def measure(command: Sequence[str]) -> dict[str, Any]:
     """Run ``command`` as a whole process: wall, CPU (with its children), peak RSS."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
@@ -86,7 +86,7 @@ def measure(command: Sequence[str]) -> dict[str, float]:
 
 
 def dedup(inputs: Sequence[Path], out: Path, method: str, workers: int,
-          memory: str = "2G") -> dict[str, float]:
+          memory: str = "2G") -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
     return measure([NEARDUP, "dedup", *map(str, inputs), "--out", str(out), "--method", method,
                     "--workers", str(workers), "--memory-limit", memory, "--quiet",
@@ -189,14 +189,24 @@ def neardup_runs(corpus: Path, labels: Path, documents: int, workers: int) -> di
 
 
 def datatrove(corpus: Path, labels: Path, documents: int) -> dict[str, Any]:
+    """datatrove's minhash and ``neardup --method minhash --workers 1`` on the first
+    ``documents`` documents of the corpus."""
+    [corpus] = _split_files(corpus, documents, 1)
     work = WORK / f"datatrove-{documents}"
     shutil.rmtree(work, ignore_errors=True)
     theirs = measure([sys.executable, str(BENCHMARKS_DIR / "scale_datatrove.py"), str(corpus),
                       str(work)])
     removed = set((work / "removed.txt").read_text().split())
     _, planted = _families(labels)
-    copies = {copy for copy, _, _ in planted}
-    ours = dedup([corpus], WORK / f"out-{documents}-dt-minhash", "minhash", 1)
+    copies = {copy for copy, _, _ in planted if int(copy[1:]) < documents}
+    out = WORK / f"out-{documents}-dt-minhash"
+    ours = dedup([corpus], out, "minhash", 1)
+    ids = pq.read_table(out / "documents.parquet", columns=["doc", "id"]).to_pydict()
+    name = dict(zip(ids["doc"], ids["id"], strict=True))
+    clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "kept"]).to_pydict()
+    dropped = {name[d] for d, kept in zip(clusters["doc"], clusters["kept"], strict=True)
+               if not kept}
+    ours |= {"removed": len(dropped), "removed_planted_copies": len(dropped & copies)}
     return {"datatrove": {**theirs, "removed": len(removed),
                           "removed_planted_copies": len(removed & copies),
                           "planted_copies": len(copies)},
@@ -280,7 +290,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--speedup", type=int, default=0, help="documents of the speed-up runs")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--datatrove", action="store_true")
+    parser.add_argument("--datatrove", type=int, default=0,
+                        help="documents of the datatrove side-by-side run")
     parser.add_argument("--skip-runs", action="store_true",
                         help="only the speed-up and datatrove parts (kept beside earlier runs)")
     parser.add_argument("--write-costs", action="store_true",
@@ -300,7 +311,7 @@ def main() -> None:
     if args.speedup:
         entry["speedup_workers_2_over_1"] = speedup(corpus, args.speedup, args.repeat)
     if args.datatrove:
-        entry["datatrove_side_by_side"] = datatrove(corpus, labels, args.documents)
+        entry["datatrove_side_by_side"] = datatrove(corpus, labels, args.datatrove)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     entry = {**results.get(str(args.documents), {}), **entry}
     entry["markdown"] = _table(entry)

@@ -12,7 +12,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 
+from neardup.cli.main import cli
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError
@@ -185,3 +187,20 @@ def test_against_a_run_of_another_config_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"another configuration.*method"):
         run_engine(paths[1:], tmp_path / "new", DedupConfig(method="minhash"),
                    EngineOptions(work=tmp_path / "new-work"), against=tmp_path / "old-work")
+
+
+def test_dedup_command_against_an_earlier_work_directory(tmp_path: Path) -> None:
+    paths = write_corpus(tmp_path / "corpus", 120, 2, seed=4)
+    runner = CliRunner()
+    first = runner.invoke(cli, ["dedup", paths[0], "--out", str(tmp_path / "old"), "--work",
+                                str(tmp_path / "old-work"), "--method", "minhash", "--quiet"])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(cli, ["dedup", paths[1], "--out", str(tmp_path / "new"), "--method",
+                                 "minhash", "--against", str(tmp_path / "old-work")])
+    assert second.exit_code == 0, second.output
+    assert "60 old documents" in second.output
+    decisions = pq.read_table(tmp_path / "new" / "against.parquet").to_pylist()
+    assert [d["doc"] for d in decisions] == list(range(60, 120))
+    wrong = runner.invoke(cli, ["dedup", paths[1], "--out", str(tmp_path / "bad"), "--method",
+                                "simhash", "--against", str(tmp_path / "old-work")])
+    assert wrong.exit_code != 0 and "another configuration" in wrong.output
