@@ -45,7 +45,7 @@ def test_plan_command_sizes_a_run_from_the_committed_costs() -> None:
     assert result.exit_code == 0, result.output
     estimate = json.loads(result.output)
     unit = load_costs()["methods"]["simhash"]
-    assert estimate["work_bytes"] == pytest.approx(1e6 * unit["work_bytes"])
+    assert estimate["work_bytes"] == pytest.approx(1e6 * unit["work_bytes"], rel=1e-3)
     assert estimate["wall_seconds"] > 0
     text = runner.invoke(cli, ["plan", "--documents", "2^20"])
     assert "disk: work directory" in text.output and "peak memory" in text.output
