@@ -3,6 +3,7 @@ workers, and a run that was killed resumes to the same outputs."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
@@ -22,6 +23,7 @@ from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError
+from neardup.sources.splits import SHARED_BYTES
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
@@ -143,20 +145,35 @@ def _dedup(inputs: list[str], out: Path, work: Path) -> list[str]:
             "--method", "minhash", "--partition-docs", "200"]
 
 
+def _one_big_gzip(folder: Path) -> list[str]:
+    """One JSONL.gz file (stored, not compressed) over the size from which the workers share
+    it: the parent deals its line blocks out."""
+    lines = b"".join(Path(p).read_bytes() for p in write_corpus(folder, 6000, 1, seed=3))
+    path = folder / "big.jsonl.gz"
+    path.write_bytes(gzip.compress(lines, compresslevel=0))
+    assert path.stat().st_size >= SHARED_BYTES
+    return [str(path)]
+
+
 @pytest.mark.slow
-def test_killed_runs_resume_to_identical_outputs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", ["files", "dealt"])
+def test_killed_runs_resume_to_identical_outputs(tmp_path: Path, layout: str) -> None:
     """SIGKILL at random moments (every stage gets hit over the trials), then a re-run: the
-    outputs equal those of an uninterrupted run byte for byte."""
-    inputs = write_corpus(tmp_path / "corpus", 3000, 6, seed=3)
+    outputs equal those of an uninterrupted run byte for byte; with six files, and with one
+    large gzip file dealt out to the workers block by block."""
+    inputs = (write_corpus(tmp_path / "corpus", 3000, 6, seed=3) if layout == "files"
+              else _one_big_gzip(tmp_path / "corpus"))
     env = dict(os.environ)
     subprocess.run(_dedup(inputs, tmp_path / "clean", tmp_path / "clean-work"), check=True,
                    env=env)
+    blocks = list((tmp_path / "clean-work" / "done" / "fingerprint").glob("f000000-b*.json"))
+    assert len(blocks) == (30 if layout == "dealt" else 0)  # 6,000 lines in blocks of 200
     started = time.perf_counter()
     subprocess.run(_dedup(inputs, tmp_path / "timed", tmp_path / "timed-work"), check=True,
                    env=env)
     duration = time.perf_counter() - started
     rng = random.Random(11)
-    for trial in range(20):
+    for trial in range(20 if layout == "files" else 10):
         out, work = tmp_path / f"out{trial}", tmp_path / f"work{trial}"
         for _ in range(2):
             process = subprocess.Popen(_dedup(inputs, out, work), env=env,
