@@ -5,7 +5,9 @@ The tree::
     NeardupError                 every error the library raises on purpose
     ├── ConfigError              a parameter out of range or inconsistent (names the value)
     ├── SourceError              an input file that cannot be read at all (names the file)
-    ├── OutputError              an output location that cannot be written
+    ├── OutputError              an output location that cannot be written (a full disk, ...)
+    │   └── StoreError           a store cannot be opened as asked (missing, not a directory,
+    │                            another writer holds it, opened read-only)
     └── CorruptDataError         stored data fails its checks (truncated, altered, inconsistent)
 
 A bad *record* inside a readable file is not an error: it is skipped and counted by reason
@@ -14,7 +16,14 @@ A bad *record* inside a readable file is not an error: it is skipped and counted
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "CorruptDataError", "NeardupError", "OutputError", "SourceError"]
+__all__ = [
+    "ConfigError",
+    "CorruptDataError",
+    "NeardupError",
+    "OutputError",
+    "SourceError",
+    "StoreError",
+]
 
 
 class NeardupError(Exception):
@@ -36,6 +45,10 @@ class SourceError(NeardupError):
 
 class OutputError(NeardupError):
     """An output cannot be written; the message names the path and the cause."""
+
+
+class StoreError(OutputError):
+    """A store cannot be opened as asked; the message names the path and the cause."""
 
 
 class CorruptDataError(NeardupError):

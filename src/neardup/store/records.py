@@ -20,7 +20,8 @@ SQL_VARIABLES = 900
 """Values bound per statement: below SQLite's smallest limit on host parameters (999)."""
 
 
-def select_in(db: sqlite3.Connection, query: str, values: list[int]) -> list[tuple[Any, ...]]:
+def select_in(db: sqlite3.Connection, query: str,
+              values: list[int] | list[str]) -> list[tuple[Any, ...]]:
     """The rows of ``query`` (whose ``{marks}`` stands for the values' placeholders) over
     ``values``, a few hundred values per statement."""
     rows: list[tuple[Any, ...]] = []
@@ -48,16 +49,27 @@ def document_row(doc: int, p: DocumentPrints, sweep: str | None,
 
 @dataclass(slots=True)
 class AddReport:
-    """What an add did: documents added, how many had a near-copy already stored or earlier in
-    the same add, and the documents added (first and last number)."""
+    """What an add did: documents added, documents already stored (same id, byte-identical:
+    not stored again), how many had a near-copy already stored or earlier in the same add, and
+    the documents added (first and last number). ``outcomes``, when asked for, lists each
+    document in input order as (id, doc number, already stored)."""
 
     added: int = 0
+    already_stored: int = 0
     empty: int = 0
     matched_stored: int = 0
     matched_in_batch: int = 0
     first_doc: int | None = None
     last_doc: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    outcomes: list[tuple[str, int, bool]] | None = None
+
+    def already(self, outcomes: list[tuple[str, int, bool]]) -> None:
+        """Count the documents of a committed batch found already stored (and list every
+        document's outcome when asked to)."""
+        self.already_stored += sum(stored for _, _, stored in outcomes)
+        if self.outcomes is not None:
+            self.outcomes += outcomes
 
     def count(self, batch: list[DocumentPrints], matched: I64, a: I64, b: I64,
               docs: I64) -> None:
@@ -70,6 +82,7 @@ class AddReport:
             self.last_doc = int(docs[-1])
 
     def as_dict(self) -> dict[str, object]:
-        return {"added": self.added, "empty": self.empty, "matched_stored": self.matched_stored,
+        return {"added": self.added, "already_stored": self.already_stored, "empty": self.empty,
+                "matched_stored": self.matched_stored,
                 "matched_in_batch": self.matched_in_batch, "first_doc": self.first_doc,
                 "last_doc": self.last_doc}
