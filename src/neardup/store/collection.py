@@ -40,7 +40,15 @@ from neardup.store.clusters import merge_clusters
 from neardup.store.integrity import checked_next_doc
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import features_of, store_fingerprinter
-from neardup.store.records import AddReport, document_row, select_in, signed, unsigned
+from neardup.store.records import (
+    INSERT_DOCUMENT,
+    AddReport,
+    document_row,
+    documents_in,
+    documents_where,
+    signed,
+    unsigned,
+)
 from neardup.store.settings import config_from_dict, config_to_dict, differences, plans
 
 __all__ = ["Store", "open_store"]
@@ -81,7 +89,7 @@ class Store:
             _, self.segments, manifest_next = formats.read_manifest(self.root)
             self.db = formats.connect_meta(self.root, self.read_only)
             self.index = self._index_of(self.segments)
-        with self._sqlite():
+        with self._sqlite(), formats.snapshot(self.db):
             self.next_doc = checked_next_doc(self.db, self.root, self.segments,
                                              manifest_next)
             self._load_log()
@@ -129,11 +137,11 @@ class Store:
     def _load_log(self) -> None:
         """Load the insert log (the rows after the last segment's span) into the delta."""
         last = self.segments[-1].last if self.segments else -1
-        rows = self.db.execute("SELECT doc, simhash FROM documents WHERE doc > ? "
-                                       "AND tokens > 0 ORDER BY doc", (last,)).fetchall()
+        rows = documents_where(self.db, self.meta_path, "doc > ? AND tokens > 0 ORDER BY doc",
+                               (last,))
         if rows:
             docs = np.array([r[0] for r in rows], dtype=np.int64)
-            fps = np.array([r[1] for r in rows], dtype=np.int64).view(np.uint64)
+            fps = np.array([r[SIMHASH] for r in rows], dtype=np.int64).view(np.uint64)
             self.index.add(fps, docs)
 
     def _reload(self) -> None:
@@ -178,9 +186,8 @@ class Store:
         """The documents of ``batch`` not stored yet (nor earlier in the batch), and each
         document's (id, number, already stored) in batch order."""
         ids = sorted({p.id for p in batch})
-        known = {(id_, identical): doc for doc, id_, identical in select_in(
-            self.db, "SELECT doc, id, identical FROM documents WHERE id IN ({marks})",
-            ids)} if ids else {}
+        known = {(row[1], row[IDENTICAL]): row[0]
+                 for row in documents_in(self.db, self.meta_path, "id", ids)} if ids else {}
         fresh: list[DocumentPrints] = []
         outcomes = []
         for prints in batch:
@@ -213,14 +220,14 @@ class Store:
         positions = np.flatnonzero(indexed)
         a, b = hamming_pairs(fps[indexed], self.config.max_k)
         with formats.transaction(self.db, self.meta_path) as db:
-            clusters = merge_clusters(db, docs, positions[found.query], found.id,
-                                      positions[a], positions[b])
+            clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
+                                      found.id, positions[a], positions[b])
             db.executemany(
-                "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)",
+                INSERT_DOCUMENT,
                 [document_row(int(d), p, sweep, int(c))
                  for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
             sketches = _sketch_rows(docs, batch)
-            db.executemany("INSERT INTO sketches VALUES (?,?,?,?)", sketches)
+            db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
             db.executemany("INSERT INTO postings VALUES (?,?)", _postings(sketches))
             db.execute("INSERT OR REPLACE INTO counters VALUES ('next_doc', ?)",
                        (first + len(batch),))
@@ -331,26 +338,27 @@ class Store:
         """The stored row of a document, by number or by id (the latest with that id)."""
         where = "doc=?" if isinstance(key, int) else "id=? ORDER BY doc DESC LIMIT 1"
         with self._sqlite():
-            row = self.db.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE {where}",
-                                  (key,)).fetchone()
-        return None if row is None else _document_dict(row)
+            rows = documents_where(self.db, self.meta_path, where, (key,))
+        rows = [r for r in rows if r[0 if isinstance(key, int) else 1] == key]
+        return _document_dict(rows[0]) if rows else None
 
     def cluster(self, doc: int) -> list[dict[str, object]]:
         """Every stored document of ``doc``'s cluster (empty if ``doc`` is not stored)."""
+        own = self.document(doc)
+        if own is None:
+            return []
         with self._sqlite():
-            rows = self.db.execute(
-                f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE cluster = "
-                "(SELECT cluster FROM documents WHERE doc=?) ORDER BY doc", (doc,)).fetchall()
-        return [_document_dict(row) for row in rows]
+            rows = documents_where(self.db, self.meta_path, "cluster=? ORDER BY doc",
+                                   (own["cluster"],))
+        return [_document_dict(row) for row in rows if row[-1] == own["cluster"]]
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
         """The stored documents and their clusters, in the schema of ``dedup``'s ``documents``
         and ``clusters`` outputs (a cluster keeps its first document)."""
         with self._sqlite():
-            rows = self.db.execute(
-                "SELECT doc, id, url, host, source, length, fetched, text_chars, tokens, "
-                "identical, lexical, shingle, simhash, cluster, sweep FROM documents "
-                "ORDER BY doc").fetchall()
+            rows = [(r[0], r[1], r[2], r[3], r[6], r[7], r[5], r[8], r[9], r[10], r[11], r[12],
+                     r[13], r[14], r[4])
+                    for r in documents_where(self.db, self.meta_path, "1 ORDER BY doc")]
         columns = list(zip(*rows, strict=True)) if rows else [()] * 15
         hexed = [[f"{unsigned(v):016x}" for v in columns[i]] for i in range(9, 13)]
         documents = pa.table({
@@ -371,8 +379,8 @@ class Store:
         """Every stored URL with its sweep, fetch time and cluster; and the sweeps in the order
         they were added."""
         with self._sqlite():
-            rows = self.db.execute("SELECT url, sweep, fetched, cluster FROM documents "
-                                   "WHERE url IS NOT NULL AND sweep IS NOT NULL").fetchall()
+            rows = [(r[2], r[4], r[5], r[14]) for r in documents_where(
+                self.db, self.meta_path, "url IS NOT NULL AND sweep IS NOT NULL")]
             order = [s for (s,) in self.db.execute(
                 "SELECT sweep FROM documents WHERE sweep IS NOT NULL GROUP BY sweep "
                 "ORDER BY min(doc)")]
@@ -405,14 +413,13 @@ class Store:
         self.close()
 
 
-DOCUMENT_COLUMNS = ("doc, id, url, host, sweep, fetched, source, length, text_chars, tokens, "
-                    "identical, lexical, simhash, cluster")
+IDENTICAL = formats.ROW_FIELDS.index("identical")
+SIMHASH = formats.ROW_FIELDS.index("simhash")
 
 
 def _document_dict(row: tuple[object, ...]) -> dict[str, object]:
-    names = [name.strip() for name in DOCUMENT_COLUMNS.split(",")]
-    values = dict(zip(names, row, strict=True))
-    for name in ("identical", "lexical", "simhash"):
+    values = dict(zip(formats.ROW_FIELDS, row, strict=True))
+    for name in ("identical", "lexical", "shingle", "simhash"):
         value = values[name]
         assert isinstance(value, int)
         values[name] = f"{unsigned(value):016x}"
@@ -427,20 +434,21 @@ def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
 
 
 def _sketch_rows(docs: I64,
-                 batch: list[DocumentPrints]) -> list[tuple[int, int, bytes, bytes | None]]:
+                 batch: list[DocumentPrints]) -> list[tuple[int, int, bytes, bytes | None, int]]:
     rows = []
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
         if features is not None:
             shingles = (None if features.shingles is None
                         else features.shingles.astype("<u8").tobytes())
-            rows.append((doc, features.modulus, features.sketch.astype("<u8").tobytes(),
-                         shingles))
+            row = (doc, features.modulus, features.sketch.astype("<u8").tobytes(), shingles)
+            rows.append((*row, formats.row_checksum(*row)))
     return rows
 
 
-def _postings(sketches: list[tuple[int, int, bytes, bytes | None]]) -> Iterator[tuple[int, int]]:
-    for doc, _, data, _ in sketches:
+def _postings(sketches: list[tuple[int, int, bytes, bytes | None, int]]
+              ) -> Iterator[tuple[int, int]]:
+    for doc, _, data, _, _ in sketches:
         for value in np.frombuffer(data, dtype="<i8").tolist():
             yield value, doc
 

@@ -42,14 +42,18 @@ from neardup.errors import CorruptDataError, NeardupError, OutputError
 
 __all__ = [
     "FORMAT",
+    "ROW_COLUMNS",
     "VERSION",
     "SegmentEntry",
+    "checked_rows",
     "connect_meta",
     "read_manifest",
     "read_segment",
     "readers_sharing",
     "remove_debris",
+    "row_checksum",
     "segment_dir",
+    "snapshot",
     "sqlite_error",
     "transaction",
     "write_manifest",
@@ -70,18 +74,43 @@ CREATE TABLE IF NOT EXISTS documents (
     doc INTEGER PRIMARY KEY, id TEXT, url TEXT, host TEXT, sweep TEXT, fetched TEXT,
     source TEXT, length INTEGER, text_chars INTEGER, tokens INTEGER,
     identical INTEGER, lexical INTEGER, shingle INTEGER, simhash INTEGER,
-    cluster INTEGER NOT NULL, segment INTEGER);
+    cluster INTEGER NOT NULL, segment INTEGER, crc INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS documents_url ON documents(url);
 CREATE INDEX IF NOT EXISTS documents_id ON documents(id);
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster);
 CREATE INDEX IF NOT EXISTS documents_identical ON documents(identical);
 CREATE INDEX IF NOT EXISTS documents_log ON documents(segment) WHERE segment IS NULL;
 CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB,
-    shingles BLOB);
+    shingles BLOB, crc INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS postings (value INTEGER NOT NULL, doc INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS postings_value ON postings(value);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+
+
+ROW_COLUMNS = ("doc, id, url, host, sweep, fetched, source, length, text_chars, tokens, "
+               "identical, lexical, shingle, simhash, cluster")
+"""The columns of a document row its checksum (column ``crc``) covers, in order."""
+ROW_FIELDS = tuple(name.strip() for name in ROW_COLUMNS.split(","))
+
+
+def row_checksum(*values: object) -> int:
+    """The checksum of a row's values (signed 64-bit, as SQLite stores it). Also registered
+    in SQLite as ``neardup_crc`` so that an UPDATE can recompute it."""
+    digest = xxhash.xxh3_64_intdigest(repr(values).encode())
+    return digest - (1 << 64) if digest >= 1 << 63 else digest
+
+
+def checked_rows(rows: list[tuple[Any, ...]], path: Path) -> list[tuple[Any, ...]]:
+    """``rows`` (values then checksum) without their checksum, after checking each: a row
+    that fails is refused with an error naming the file and the row."""
+    out = []
+    for row in rows:
+        values = row[:-1]
+        if row_checksum(*values) != row[-1]:
+            raise CorruptDataError(f"{path}: row {values[0]!r} fails its checksum (damaged)")
+        out.append(values)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +219,9 @@ def write_segment(root: Path, name: str, arrays: dict[str, npt.NDArray[Any]]) ->
         os.replace(temporary, final)
         _fsync_dir(final.parent)
     except OSError as error:
-        raise OutputError(f"{final}: {error.strerror or error}") from error
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise OutputError(f"{final}: write failed ({error.strerror or error}); the segment "
+                          "was not added, its documents stay in the log") from error
     return len(index), xxhash.xxh3_64_hexdigest(index)
 
 
@@ -292,6 +323,8 @@ def connect_meta(root: Path, read_only: bool = False) -> sqlite3.Connection:
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
+        connection.create_function("neardup_crc", len(ROW_FIELDS), row_checksum,
+                                   deterministic=True)
         if not read_only:
             connection.executescript(SCHEMA)
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -304,10 +337,24 @@ def sqlite_error(path: Path, error: sqlite3.Error) -> NeardupError:
     """The neardup error for an SQLite failure on ``path``: CorruptDataError for a damaged
     file, OutputError for the rest (a full disk, an I/O error, a lock)."""
     text = str(error)
+    name = getattr(error, "sqlite_errorname", "")
+    if name.startswith("SQLITE_IOERR"):
+        text = f"{text} ({name}: a write failed: a full disk, a file size limit or a device error)"
     if "disk is full" in text or (isinstance(error, sqlite3.OperationalError) \
             and "malformed" not in text and "not a database" not in text):
         return OutputError(f"{path}: {text}")
     return CorruptDataError(f"{path}: {text} (damaged)")
+
+
+@contextmanager
+def snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A read transaction: every SELECT inside sees the same committed state."""
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
 
 
 @contextmanager
@@ -325,8 +372,10 @@ def transaction(db: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connecti
         if db.in_transaction:
             with suppress(sqlite3.Error):    # SQLite may have rolled back already
                 db.execute("ROLLBACK")
+        undone = "; nothing of this transaction was stored"
         if isinstance(error, sqlite3.Error):
-            raise sqlite_error(path, error) from error
+            raise type(sqlite_error(path, error))(f"{sqlite_error(path, error)}{undone}") \
+                from error
         if isinstance(error, OSError):
-            raise OutputError(f"{path}: {error.strerror or error}") from error
+            raise OutputError(f"{path}: {error.strerror or error}{undone}") from error
         raise

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.store.formats import ROW_COLUMNS, checked_rows, row_checksum
 
-__all__ = ["AddReport", "document_row", "select_in", "signed", "unsigned"]
+__all__ = [
+    "INSERT_DOCUMENT",
+    "AddReport",
+    "document_row",
+    "documents_in",
+    "documents_where",
+    "select_in",
+    "signed",
+    "unsigned",
+]
 
 I64 = npt.NDArray[np.int64]
 
@@ -31,6 +42,26 @@ def select_in(db: sqlite3.Connection, query: str,
     return rows
 
 
+INSERT_DOCUMENT = f"INSERT INTO documents ({ROW_COLUMNS}, crc) VALUES ({','.join('?' * 16)})"
+
+
+def documents_where(db: sqlite3.Connection, path: Path, where: str,
+                    values: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+    """Document rows (the columns of ``ROW_COLUMNS``) matching ``where``, each checked against
+    its checksum (CorruptDataError naming ``path`` if one fails)."""
+    rows = db.execute(f"SELECT {ROW_COLUMNS}, crc FROM documents WHERE {where}",
+                      values).fetchall()
+    return checked_rows(rows, path)
+
+
+def documents_in(db: sqlite3.Connection, path: Path, column: str,
+                 values: list[int] | list[str]) -> list[tuple[Any, ...]]:
+    """Checked document rows whose ``column`` is one of ``values``."""
+    rows = select_in(db, f"SELECT {ROW_COLUMNS}, crc FROM documents WHERE {column} "
+                         "IN ({marks})", values)
+    return checked_rows(rows, path)
+
+
 def signed(value: int) -> int:
     """A 64-bit unsigned hash as the signed integer SQLite stores."""
     return value - (1 << 64) if value >= 1 << 63 else value
@@ -42,9 +73,10 @@ def unsigned(value: int) -> int:
 
 def document_row(doc: int, p: DocumentPrints, sweep: str | None,
                  cluster: int) -> tuple[object, ...]:
-    return (doc, p.id, p.url, p.host, sweep, p.fetched, p.source, p.length, p.text_chars,
-            p.tokens, signed(p.identical), signed(p.lexical), signed(p.shingle),
-            signed(p.simhash), cluster)
+    values = (doc, p.id, p.url, p.host, sweep, p.fetched, p.source, p.length, p.text_chars,
+              p.tokens, signed(p.identical), signed(p.lexical), signed(p.shingle),
+              signed(p.simhash), cluster)
+    return (*values, row_checksum(*values))
 
 
 @dataclass(slots=True)
