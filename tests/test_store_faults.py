@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_store import _corpus
 
 from neardup.errors import NeardupError
 from neardup.store import Store, open_store
+from test_store import _corpus
 
 ROUND = 25
 """Documents per add in the writer children (one SQLite transaction each)."""
@@ -43,7 +43,7 @@ def _child(work: Callable[[Callable[[str], None]], None]) -> tuple[int, int]:
         code = 0
         try:
             work(lambda line: os.write(write, (line + "\n").encode()) and None)
-        except BaseException as error:  # noqa: BLE001 - reported to the parent
+        except BaseException as error:
             os.write(write, f"error {type(error).__name__}: {error}\n".encode())
             code = 1
         finally:
