@@ -8,7 +8,9 @@ The tree::
     ├── OutputError              an output location that cannot be written (a full disk, ...)
     │   └── StoreError           a store cannot be opened as asked (missing, not a directory,
     │                            another writer holds it, opened read-only)
-    └── CorruptDataError         stored data fails its checks (truncated, altered, inconsistent)
+    ├── CorruptDataError         stored data fails its checks (truncated, altered, inconsistent)
+    └── ServiceError             a neardup service answered with an error (HTTP status, its
+                                 JSON message, Retry-After on 503), or could not be reached
 
 A bad *record* inside a readable file is not an error: it is skipped and counted by reason
 (see :class:`neardup.sources.SourceStats`).
@@ -21,6 +23,7 @@ __all__ = [
     "CorruptDataError",
     "NeardupError",
     "OutputError",
+    "ServiceError",
     "SourceError",
     "StoreError",
 ]
@@ -54,3 +57,16 @@ class StoreError(OutputError):
 class CorruptDataError(NeardupError):
     """Stored data is truncated, altered or inconsistent; the message says what failed. Such data
     is never half-read: the check fails before any value is returned."""
+
+
+class ServiceError(NeardupError):
+    """A call to a neardup service failed: ``status`` is the HTTP status (0 when the service
+    could not be reached), ``retry_after`` the seconds a 503 asked the caller to wait."""
+
+    def __init__(self, url: str, status: int, message: str,
+                 retry_after: float | None = None) -> None:
+        super().__init__(f"{url}: {status or 'unreachable'}: {message}")
+        self.url = url
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
