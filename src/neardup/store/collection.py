@@ -32,21 +32,26 @@ from neardup.errors import ConfigError, CorruptDataError, OutputError, StoreErro
 from neardup.index.compressed import ARRAY_NAMES, CompressedTable
 from neardup.index.hamming import hamming_pairs
 from neardup.index.segmented import HammingIndex
-from neardup.index.tables import PermutedTables
+from neardup.index.tables import Matches, PermutedTables
 from neardup.pipeline.executor import ordered_map
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.integrity import checked_next_doc
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
-from neardup.store.printer import features_of, store_fingerprinter
+from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
+    IDENTICAL,
     INSERT_DOCUMENT,
+    SIMHASH,
     AddReport,
+    document_dict,
     document_row,
     documents_in,
     documents_where,
+    postings,
     signed,
+    sketch_rows,
     unsigned,
 )
 from neardup.store.settings import config_from_dict, config_to_dict, differences, plans
@@ -57,6 +62,7 @@ U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 BATCH = 5_000
 MERGE_FACTOR = 4
+SMALL_BATCH = 32
 
 
 class Store:
@@ -216,9 +222,10 @@ class Store:
         docs = np.arange(first, first + len(batch), dtype=np.int64)
         fps = np.array([p.simhash for p in batch], dtype=np.uint64)
         indexed = np.array([p.tokens > 0 for p in batch], dtype=np.bool_)
-        found = self.index.query_batch(fps[indexed], self.config.max_k)
+        found = self._stored_matches(fps[indexed])
         positions = np.flatnonzero(indexed)
-        a, b = hamming_pairs(fps[indexed], self.config.max_k)
+        a, b = (hamming_pairs(fps[indexed], self.config.max_k) if int(indexed.sum()) > 1
+                else (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
         with formats.transaction(self.db, self.meta_path) as db:
             clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
                                       found.id, positions[a], positions[b])
@@ -226,14 +233,26 @@ class Store:
                 INSERT_DOCUMENT,
                 [document_row(int(d), p, sweep, int(c))
                  for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
-            sketches = _sketch_rows(docs, batch)
+            sketches = sketch_rows(docs, batch)
             db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
-            db.executemany("INSERT INTO postings VALUES (?,?)", _postings(sketches))
+            db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
             db.execute("INSERT OR REPLACE INTO counters VALUES ('next_doc', ?)",
                        (first + len(batch),))
         self.next_doc += len(batch)
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
+
+    def _stored_matches(self, fps: npt.NDArray[np.uint64]) -> Matches:
+        """The stored fingerprints within max_k of each of ``fps``: probed one by one for a
+        few (a crawler's add), in Manku's batch mode for many."""
+        if fps.size > SMALL_BATCH:
+            return self.index.query_batch(fps, self.config.max_k)
+        parts = []
+        for position, value in enumerate(fps.tolist()):
+            found = self.index.query(value, self.config.max_k)
+            parts.append(Matches(np.full(len(found), position, dtype=np.int64), found.id,
+                                 found.distance))
+        return Matches.concat(parts)
 
     def flush(self) -> formats.SegmentEntry | None:
         """Write the delta as a new segment; merge segments that have become small. On a
@@ -340,7 +359,7 @@ class Store:
         with self._sqlite():
             rows = documents_where(self.db, self.meta_path, where, (key,))
         rows = [r for r in rows if r[0 if isinstance(key, int) else 1] == key]
-        return _document_dict(rows[0]) if rows else None
+        return document_dict(rows[0]) if rows else None
 
     def cluster(self, doc: int) -> list[dict[str, object]]:
         """Every stored document of ``doc``'s cluster (empty if ``doc`` is not stored)."""
@@ -350,7 +369,7 @@ class Store:
         with self._sqlite():
             rows = documents_where(self.db, self.meta_path, "cluster=? ORDER BY doc",
                                    (own["cluster"],))
-        return [_document_dict(row) for row in rows if row[-1] == own["cluster"]]
+        return [document_dict(row) for row in rows if row[-1] == own["cluster"]]
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
         """The stored documents and their clusters, in the schema of ``dedup``'s ``documents``
@@ -413,44 +432,11 @@ class Store:
         self.close()
 
 
-IDENTICAL = formats.ROW_FIELDS.index("identical")
-SIMHASH = formats.ROW_FIELDS.index("simhash")
-
-
-def _document_dict(row: tuple[object, ...]) -> dict[str, object]:
-    values = dict(zip(formats.ROW_FIELDS, row, strict=True))
-    for name in ("identical", "lexical", "shingle", "simhash"):
-        value = values[name]
-        assert isinstance(value, int)
-        values[name] = f"{unsigned(value):016x}"
-    return values
-
-
 def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
     """Revisit records carry no payload to index: they are left out of a store."""
     for doc in docs:
         if doc.revisit_of is None:
             yield doc
-
-
-def _sketch_rows(docs: I64,
-                 batch: list[DocumentPrints]) -> list[tuple[int, int, bytes, bytes | None, int]]:
-    rows = []
-    for doc, prints in zip(docs.tolist(), batch, strict=True):
-        features = features_of(prints)
-        if features is not None:
-            shingles = (None if features.shingles is None
-                        else features.shingles.astype("<u8").tobytes())
-            row = (doc, features.modulus, features.sketch.astype("<u8").tobytes(), shingles)
-            rows.append((*row, formats.row_checksum(*row)))
-    return rows
-
-
-def _postings(sketches: list[tuple[int, int, bytes, bytes | None, int]]
-              ) -> Iterator[tuple[int, int]]:
-    for doc, _, data, _, _ in sketches:
-        for value in np.frombuffer(data, dtype="<i8").tolist():
-            yield value, doc
 
 
 def _lock(root: Path) -> int:

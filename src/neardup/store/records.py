@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,16 +12,22 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.store.formats import ROW_COLUMNS, checked_rows, row_checksum
+from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows, row_checksum
+from neardup.store.printer import features_of
 
 __all__ = [
+    "IDENTICAL",
     "INSERT_DOCUMENT",
+    "SIMHASH",
     "AddReport",
+    "document_dict",
     "document_row",
     "documents_in",
     "documents_where",
+    "postings",
     "select_in",
     "signed",
+    "sketch_rows",
     "unsigned",
 ]
 
@@ -118,3 +125,36 @@ class AddReport:
                 "matched_stored": self.matched_stored,
                 "matched_in_batch": self.matched_in_batch, "first_doc": self.first_doc,
                 "last_doc": self.last_doc}
+
+
+IDENTICAL = ROW_FIELDS.index("identical")
+SIMHASH = ROW_FIELDS.index("simhash")
+
+
+def sketch_rows(docs: I64,
+                 batch: list[DocumentPrints]) -> list[tuple[int, int, bytes, bytes | None, int]]:
+    rows = []
+    for doc, prints in zip(docs.tolist(), batch, strict=True):
+        features = features_of(prints)
+        if features is not None:
+            shingles = (None if features.shingles is None
+                        else features.shingles.astype("<u8").tobytes())
+            row = (doc, features.modulus, features.sketch.astype("<u8").tobytes(), shingles)
+            rows.append((*row, row_checksum(*row)))
+    return rows
+
+
+def postings(sketches: list[tuple[int, int, bytes, bytes | None, int]]
+              ) -> Iterator[tuple[int, int]]:
+    for doc, _, data, _, _ in sketches:
+        for value in np.frombuffer(data, dtype="<i8").tolist():
+            yield value, doc
+
+
+def document_dict(row: tuple[object, ...]) -> dict[str, object]:
+    values = dict(zip(ROW_FIELDS, row, strict=True))
+    for name in ("identical", "lexical", "shingle", "simhash"):
+        value = values[name]
+        assert isinstance(value, int)
+        values[name] = f"{unsigned(value):016x}"
+    return values
