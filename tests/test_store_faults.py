@@ -8,15 +8,19 @@ trials costs no interpreter start."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import resource
 import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -315,3 +319,48 @@ def test_damaged_files_give_an_error_naming_them_or_the_right_answer(
     print(dict(outcomes))
     assert bad == [], bad
     assert outcomes["error"] >= 20
+
+
+@pytest.mark.slow
+def test_index_killed_then_rerun_stores_each_document_once(tmp_path: Path) -> None:
+    corpus = tmp_path / "docs.jsonl"
+    rng = random.Random(3)
+    words = [f"v{i}" for i in range(5000)]
+    with corpus.open("w") as out:
+        for i in range(12_000):
+            text = " ".join(rng.choices(words, k=60))
+            out.write(f'{{"id": "j{i}", "url": "http://j.example/{i}", "text": "{text}"}}\n')
+    store_dir = tmp_path / "s"
+    command = [sys.executable, "-c", "from neardup.cli.main import cli; cli()", "index",
+               str(corpus), "--store", str(store_dir), "--workers", "1", "--json"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _rows(store_dir) < 5000:
+        time.sleep(0.05)
+    first.kill()
+    first.communicate()
+    killed_at = _rows(store_dir)
+    assert 5000 <= killed_at < 12_000, killed_at          # killed between transactions or in one
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["already_stored"] == killed_at
+    assert report["added"] == 12_000 - killed_at
+    assert report["documents_in_store"] == 12_000
+    with open_store(store_dir, read_only=True) as store:
+        ids = [row[0] for row in store.db.execute("SELECT id FROM documents")]
+    assert len(ids) == len(set(ids)) == 12_000
+
+
+def _rows(store_dir: Path) -> int:
+    """Committed document rows, read without opening the store (its writer may be running)."""
+    path = store_dir / "meta.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+            count: int = db.execute("SELECT count(*) FROM documents").fetchone()[0]
+        return count
+    except sqlite3.Error:
+        return 0
