@@ -154,7 +154,7 @@ store = open_store({store!r}, flush_every=90)
 print("ready", flush=True)
 for round in range(1000):
     report = store.add(_corpus(40, seed=100 + round))
-    print(report.last_doc, flush=True)
+    print(len(store) - 1, flush=True)
 """
 
 
@@ -310,3 +310,43 @@ def test_the_manifest_keeps_the_whole_config(tmp_path: Path, config: StoreConfig
     open_store(tmp_path / "s", config).close()
     with open_store(tmp_path / "s", read_only=True) as store:
         assert store.config == config
+
+
+def test_index_is_idempotent_on_id_and_bytes(tmp_path: Path) -> None:
+    docs = _corpus(20, seed=11)
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": d.id, "url": d.url, "text": d.raw.decode()})
+                             + "\n" for d in docs))
+    store = str(tmp_path / "s")
+    runner = CliRunner()
+    first = runner.invoke(cli, ["index", str(jsonl), "--store", store, "--workers", "1",
+                                "--json"])
+    again = runner.invoke(cli, ["index", str(jsonl), "--store", store, "--workers", "1",
+                                "--json"])
+    assert first.exit_code == 0 and again.exit_code == 0, again.output
+    assert json.loads(first.output)["added"] == 20
+    assert json.loads(again.output)["already_stored"] == 20
+    assert json.loads(again.output)["added"] == 0
+    assert json.loads(again.output)["documents_in_store"] == 20
+    text = runner.invoke(cli, ["index", str(jsonl), "--store", store, "--workers", "1"])
+    assert "20 already-stored" in text.output
+    changed = Document(id=docs[0].id, raw=docs[0].raw + b" more", kind="text")
+    with open_store(store) as opened:
+        report = opened.add([changed, changed, docs[1]], record=True)
+        assert (report.added, report.already_stored) == (1, 2)
+        assert report.outcomes == [(docs[0].id, 20, False), (docs[0].id, 20, True),
+                                   (docs[1].id, 1, True)]
+
+
+def test_store_paths_that_are_not_stores_fail_in_one_line(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(cli, ["compact", "--store", str(tmp_path / "nothing")])
+    assert missing.exit_code == 1 and "no such store" in missing.output
+    assert not (tmp_path / "nothing").exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for command in (["compact"], ["query", "--text", "x"], ["index", str(afile)]):
+        result = runner.invoke(cli, [*command, "--store", str(afile)])
+        assert result.exit_code == 1, result.output
+        assert result.output.strip().count("\n") == 0
+        assert f"{afile}: not a directory" in result.output

@@ -11,6 +11,7 @@ from neardup.cli.demo import demo_command
 from neardup.cli.evaluate import evaluate_command
 from neardup.cli.plan import plan_command
 from neardup.cli.report import report_command
+from neardup.cli.serve import serve_command
 from neardup.cli.store import (
     compact_command,
     index_command,
@@ -46,6 +47,7 @@ cli.add_command(query_command)
 cli.add_command(compact_command)
 cli.add_command(lost_and_found_command)
 cli.add_command(plan_command)
+cli.add_command(serve_command)
 
 
 def main() -> None:

@@ -97,7 +97,8 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
         click.echo(json.dumps(summary, indent=2))
     else:
         click.echo(f"added {report.added} documents to {store_dir} ({summary['documents_in_store']}"
-                   f" stored, {summary['segments']} segments); {report.matched_stored} had a "
+                   f" stored, {summary['segments']} segments); {report.already_stored} "
+                   f"already-stored (same id and bytes, skipped); {report.matched_stored} had a "
                    f"near-copy stored before, {report.matched_in_batch} one added with them")
 
 
@@ -177,7 +178,7 @@ def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
 @STORE_OPTION
 def compact_command(store_dir: Path) -> None:
     """Merge the store's segments into one."""
-    with open_store(store_dir) as store:
+    with open_store(store_dir, create=False) as store:
         merged = store.compact()
         click.echo(f"{store_dir}: {merged} segments merged into {len(store.segments)}; "
                    f"{len(store)} documents")

@@ -8,11 +8,13 @@ connected components of every match found, whatever the batch boundaries or the 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.store.records import select_in
+from neardup.store.formats import ROW_COLUMNS
+from neardup.store.records import documents_in
 
 __all__ = ["merge_clusters"]
 
@@ -39,12 +41,16 @@ class _Roots:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _clusters_of(db: sqlite3.Connection, docs: list[int]) -> dict[int, int]:
-    query = "SELECT doc, cluster FROM documents WHERE doc IN ({marks})"
-    return dict(select_in(db, query, sorted(set(docs))))
+RENAME = (f"UPDATE documents SET cluster=?, "
+          f"crc=neardup_crc({ROW_COLUMNS.replace('cluster', '?')}) WHERE cluster=?")
+"""Rename a cluster, recomputing each row's checksum (the SQL function of formats)."""
 
 
-def merge_clusters(db: sqlite3.Connection, docs: I64, matched: I64, stored: I64,
+def _clusters_of(db: sqlite3.Connection, path: Path, docs: list[int]) -> dict[int, int]:
+    return {row[0]: row[-1] for row in documents_in(db, path, "doc", sorted(set(docs)))}
+
+
+def merge_clusters(db: sqlite3.Connection, path: Path, docs: I64, matched: I64, stored: I64,
                    pair_a: I64, pair_b: I64) -> I64:
     """The cluster of each new document (``docs``, by batch position).
 
@@ -53,7 +59,7 @@ def merge_clusters(db: sqlite3.Connection, docs: I64, matched: I64, stored: I64,
     ``db`` (inside the caller's transaction).
     """
     roots = _Roots()
-    existing = _clusters_of(db, stored.tolist())
+    existing = _clusters_of(db, path, stored.tolist())
     for position, doc in zip(matched.tolist(), stored.tolist(), strict=True):
         roots.union(int(docs[position]), existing[doc])
     for a, b in zip(pair_a.tolist(), pair_b.tolist(), strict=True):
@@ -61,5 +67,5 @@ def merge_clusters(db: sqlite3.Connection, docs: I64, matched: I64, stored: I64,
     for cluster in set(existing.values()):
         root = roots.find(cluster)
         if root != cluster:
-            db.execute("UPDATE documents SET cluster=? WHERE cluster=?", (root, cluster))
+            db.execute(RENAME, (root, root, cluster))
     return np.array([roots.find(int(d)) for d in docs.tolist()], dtype=np.int64)

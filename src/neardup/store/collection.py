@@ -12,13 +12,14 @@ merge at least quadruples a segment, so a store of N documents keeps O(log N) se
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import functools
 import os
+import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,18 +28,33 @@ import pyarrow as pa
 from neardup.analysis.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
-from neardup.errors import ConfigError, CorruptDataError, OutputError
+from neardup.errors import ConfigError, CorruptDataError, OutputError, StoreError
 from neardup.index.compressed import ARRAY_NAMES, CompressedTable
-from neardup.index.hamming import HammingDesign, TablePlan, hamming_pairs
+from neardup.index.hamming import hamming_pairs
 from neardup.index.segmented import HammingIndex
-from neardup.index.tables import PermutedTables
+from neardup.index.tables import Matches, PermutedTables
 from neardup.pipeline.executor import ordered_map
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
+from neardup.store.integrity import checked_next_doc
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
-from neardup.store.printer import features_of, store_fingerprinter
-from neardup.store.records import AddReport, document_row, unsigned
+from neardup.store.printer import store_fingerprinter
+from neardup.store.records import (
+    IDENTICAL,
+    INSERT_DOCUMENT,
+    SIMHASH,
+    AddReport,
+    document_dict,
+    document_row,
+    documents_in,
+    documents_where,
+    postings,
+    signed,
+    sketch_rows,
+    unsigned,
+)
+from neardup.store.settings import config_from_dict, config_to_dict, differences, plans
 
 __all__ = ["Store", "open_store"]
 
@@ -46,68 +62,14 @@ U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 BATCH = 5_000
 MERGE_FACTOR = 4
-
-
-def config_from_dict(data: dict[str, Any]) -> StoreConfig:
-    """The StoreConfig a manifest recorded."""
-    from neardup.config import (
-        ExactConfig,
-        ShingleConfig,
-        SimHashConfig,
-        SketchConfig,
-        TextConfig,
-    )
-
-    simhash = dict(data["simhash"])
-    simhash["shingles"] = ShingleConfig(**simhash["shingles"])
-    sketch = None
-    if data.get("sketch") is not None:
-        fields = dict(data["sketch"])
-        fields["shingles"] = ShingleConfig(**fields["shingles"])
-        sketch = SketchConfig(**fields)
-    tables = tuple((tuple(tuple(seg) for seg in segments), int(bits))
-                   for segments, bits in data["tables"])
-    return StoreConfig(text=TextConfig(**data["text"]), exact=ExactConfig(**data["exact"]),
-                       simhash=SimHashConfig(**simhash), max_k=int(data["max_k"]),
-                       tables=tables, compress=bool(data["compress"]), sketch=sketch,
-                       keep_shingles=bool(data.get("keep_shingles", False)))
-
-
-def config_to_dict(config: StoreConfig) -> dict[str, Any]:
-    data: dict[str, Any] = json_ready(dataclasses.asdict(config))
-    return data
-
-
-def json_ready(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    return value
-
-
-def _plans(config: StoreConfig) -> list[TablePlan]:
-    if config.tables:
-        return [TablePlan(tuple(segments), bits) for segments, bits in config.tables]
-    base, extra = divmod(64, config.max_k + 1)
-    blocks = tuple(base + 1 if i < extra else base for i in range(config.max_k + 1))
-    return HammingDesign(blocks, 1).plans()
-
-
-def _differences(stored: dict[str, Any], wanted: dict[str, Any], prefix: str = "") -> list[str]:
-    keys = sorted(set(stored) | set(wanted))
-    out = []
-    for key in keys:
-        a, b = stored.get(key), wanted.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += _differences(a, b, f"{prefix}{key}.")
-        elif a != b:
-            out.append(f"{prefix}{key}: store has {a!r}, asked for {b!r}")
-    return out
+SMALL_BATCH = 32
 
 
 class Store:
-    """A store directory opened for reading and (unless ``read_only``) appending."""
+    """A store directory opened for reading and (unless ``read_only``) appending.
+
+    Thread-safe: one lock serialises the store's SQLite connection and in-memory index (the
+    service calls it from a writer thread and several reader threads)."""
 
     def __init__(self, root: Path, config: StoreConfig, read_only: bool, flush_every: int,
                  verify: bool) -> None:
@@ -115,16 +77,50 @@ class Store:
         self.config = config
         self.read_only = read_only
         self.flush_every = flush_every
+        self.verify = verify
+        self.meta_path = root / formats.META
+        self._mutex = threading.RLock()
+        self._loaded: dict[str, PermutedTables] = {}
         self._lock = None if read_only else _lock(root)
-        _, self.segments, self.next_doc = formats.read_manifest(root)
-        self.removed_debris = [] if read_only else formats.remove_debris(root, self.segments)
-        self.db = formats.connect_meta(root)
-        self.index = HammingIndex(_plans(config), config.max_k)
-        for entry in self.segments:
-            self.index.segments.append(self._load_segment(entry, verify))
-        self._recover_log()
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
 
     # -- opening -----------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        with formats.readers_sharing(self.root):
+            _, self.segments, manifest_next = formats.read_manifest(self.root)
+            self.db = formats.connect_meta(self.root, self.read_only)
+            self.index = self._index_of(self.segments)
+        with self._sqlite(), formats.snapshot(self.db):
+            self.next_doc = checked_next_doc(self.db, self.root, self.segments,
+                                             manifest_next)
+            self._load_log()
+        self.removed_debris = ([] if self.read_only else
+                               formats.remove_debris(self.root, self.segments))
+
+    @contextmanager
+    def _sqlite(self) -> Iterator[None]:
+        """Hold the store's lock; an SQLite failure becomes a NeardupError naming the file."""
+        with self._mutex:
+            try:
+                yield
+            except sqlite3.Error as error:
+                raise formats.sqlite_error(self.meta_path, error) from error
+
+    def _index_of(self, segments: list[formats.SegmentEntry]) -> HammingIndex:
+        """A fresh index over ``segments`` (each checked against its checksums the first time
+        this store maps it)."""
+        loaded = {}
+        for entry in segments:
+            loaded[entry.name] = self._loaded.get(entry.name) or \
+                self._load_segment(entry, self.verify)
+        self._loaded = loaded
+        return HammingIndex(plans(self.config), self.config.max_k,
+                            [loaded[entry.name] for entry in segments])
 
     def _load_segment(self, entry: formats.SegmentEntry, verify: bool) -> PermutedTables:
         arrays = formats.read_segment(self.root, entry, verify)
@@ -132,43 +128,50 @@ class Store:
             tables: npt.NDArray[np.uint64] | list[CompressedTable] = (
                 [CompressedTable.from_arrays({n: arrays[f"table{t}.{n}"] for n in ARRAY_NAMES},
                                              verify=verify)
-                 for t in range(len(self.index.plans))]
+                 for t in range(len(plans(self.config)))]
                 if self.config.compress else arrays["tables"])
-            return PermutedTables(self.index.plans, arrays["fingerprints"], arrays["ids"],
-                                  tables)
+            segment = PermutedTables(plans(self.config), arrays["fingerprints"], arrays["ids"],
+                                     tables)
         except (KeyError, ConfigError, CorruptDataError) as error:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"inconsistent arrays ({error})") from error
+        if len(segment) != entry.count:
+            raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
+                                   f"{len(segment)} fingerprints, the manifest says {entry.count}")
+        return segment
 
-    def _recover_log(self) -> None:
-        """Mark rows the manifest's segments hold (a flush interrupted after the manifest was
-        replaced), then load the remaining log into the delta."""
-        if not self.read_only:
-            with self.db:
-                for entry in self.segments:
-                    self.db.execute("UPDATE documents SET segment=? WHERE doc BETWEEN ? AND ? "
-                                    "AND (segment IS NULL OR segment != ?)",
-                                    (int(entry.name), entry.first, entry.last, int(entry.name)))
-        rows = self.db.execute("SELECT doc, simhash, tokens FROM documents WHERE segment IS NULL "
-                               "ORDER BY doc").fetchall()
+    def _load_log(self) -> None:
+        """Load the insert log (the rows after the last segment's span) into the delta."""
+        last = self.segments[-1].last if self.segments else -1
+        rows = documents_where(self.db, self.meta_path, "doc > ? AND tokens > 0 ORDER BY doc",
+                               (last,))
         if rows:
             docs = np.array([r[0] for r in rows], dtype=np.int64)
-            fps = np.array([r[1] for r in rows], dtype=np.int64).view(np.uint64)
-            indexed = np.array([r[2] > 0 for r in rows], dtype=np.bool_)
-            self.index.add(fps[indexed], docs[indexed])
-            self.next_doc = max(self.next_doc, int(docs.max()) + 1)
+            fps = np.array([r[SIMHASH] for r in rows], dtype=np.int64).view(np.uint64)
+            self.index.add(fps, docs)
+
+    def _reload(self) -> None:
+        """Rebuild the in-memory state from the files (after a failed flush or merge)."""
+        _, self.segments, _ = formats.read_manifest(self.root)
+        self.index = self._index_of(self.segments)
+        with self._sqlite():
+            self._load_log()
 
     # -- writing -----------------------------------------------------------------------------
 
     def _writable(self) -> None:
         if self.read_only:
-            raise OutputError(f"{self.root}: opened read-only")
+            raise StoreError(f"{self.root}: opened read-only")
 
     def add(self, docs: Iterable[Document], *, sweep: str | None = None, workers: int = 1,
-            progress: Callable[[int], None] | None = None) -> AddReport:
-        """Add documents (committed batch by batch); returns what happened to them."""
+            progress: Callable[[int], None] | None = None,
+            record: bool = False) -> AddReport:
+        """Add documents, committed batch by batch, each batch in one SQLite transaction (its
+        rows, sketches, postings, cluster merges and the document counter) or not at all. A
+        document already stored (same id, byte-identical) is counted ``already_stored`` and
+        not stored again. ``record`` lists each document's number in the report."""
         self._writable()
-        report = AddReport()
+        report = AddReport(outcomes=[] if record else None)
         factory = functools.partial(store_fingerprinter, self.config)
         batch: list[DocumentPrints] = []
         for prints in ordered_map(factory, _payloads(docs), workers):
@@ -177,41 +180,92 @@ class Store:
                 self._add_batch(batch, sweep, report)
                 batch = []
                 if progress is not None:
-                    progress(report.added)
+                    progress(report.added + report.already_stored)
         if batch:
             self._add_batch(batch, sweep, report)
         if progress is not None:
-            progress(report.added)
+            progress(report.added + report.already_stored)
         return report
+
+    def _new_only(self, batch: list[DocumentPrints]
+                  ) -> tuple[list[DocumentPrints], list[tuple[str, int, bool]]]:
+        """The documents of ``batch`` not stored yet (nor earlier in the batch), and each
+        document's (id, number, already stored) in batch order."""
+        ids = sorted({p.id for p in batch})
+        known = {(row[1], row[IDENTICAL]): row[0]
+                 for row in documents_in(self.db, self.meta_path, "id", ids)} if ids else {}
+        fresh: list[DocumentPrints] = []
+        outcomes = []
+        for prints in batch:
+            key = (prints.id, signed(prints.identical))
+            if key not in known:
+                known[key] = self.next_doc + len(fresh)
+                fresh.append(prints)
+                outcomes.append((prints.id, known[key], False))
+            else:
+                outcomes.append((prints.id, known[key], True))
+        return fresh, outcomes
 
     def _add_batch(self, batch: list[DocumentPrints], sweep: str | None,
                    report: AddReport) -> None:
+        with self._sqlite():
+            fresh, outcomes = self._new_only(batch)
+            if fresh:
+                self._commit(fresh, sweep, report)
+            report.already(outcomes)
+        if self.index.delta_size >= self.flush_every:
+            self.flush()
+
+    def _commit(self, batch: list[DocumentPrints], sweep: str | None,
+                report: AddReport) -> None:
         first = self.next_doc
         docs = np.arange(first, first + len(batch), dtype=np.int64)
         fps = np.array([p.simhash for p in batch], dtype=np.uint64)
         indexed = np.array([p.tokens > 0 for p in batch], dtype=np.bool_)
-        found = self.index.query_batch(fps[indexed], self.config.max_k)
+        found = self._stored_matches(fps[indexed])
         positions = np.flatnonzero(indexed)
-        a, b = hamming_pairs(fps[indexed], self.config.max_k)
-        with self.db:
-            clusters = merge_clusters(self.db, docs, positions[found.query], found.id,
-                                      positions[a], positions[b])
-            self.db.executemany(
-                "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)",
+        a, b = (hamming_pairs(fps[indexed], self.config.max_k) if int(indexed.sum()) > 1
+                else (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
+        with formats.transaction(self.db, self.meta_path) as db:
+            clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
+                                      found.id, positions[a], positions[b])
+            db.executemany(
+                INSERT_DOCUMENT,
                 [document_row(int(d), p, sweep, int(c))
                  for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
-            sketches = _sketch_rows(docs, batch)
-            self.db.executemany("INSERT INTO sketches VALUES (?,?,?,?)", sketches)
-            self.db.executemany("INSERT INTO postings VALUES (?,?)", _postings(sketches))
+            sketches = sketch_rows(docs, batch)
+            db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
+            db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
+            db.execute("INSERT OR REPLACE INTO counters VALUES ('next_doc', ?)",
+                       (first + len(batch),))
         self.next_doc += len(batch)
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
-        if self.index.delta_size >= self.flush_every:
-            self.flush()
+
+    def _stored_matches(self, fps: npt.NDArray[np.uint64]) -> Matches:
+        """The stored fingerprints within max_k of each of ``fps``: probed one by one for a
+        few (a crawler's add), in Manku's batch mode for many."""
+        if fps.size > SMALL_BATCH:
+            return self.index.query_batch(fps, self.config.max_k)
+        parts = []
+        for position, value in enumerate(fps.tolist()):
+            found = self.index.query(value, self.config.max_k)
+            parts.append(Matches(np.full(len(found), position, dtype=np.int64), found.id,
+                                 found.distance))
+        return Matches.concat(parts)
 
     def flush(self) -> formats.SegmentEntry | None:
-        """Write the delta as a new segment; merge segments that have become small."""
+        """Write the delta as a new segment; merge segments that have become small. On a
+        failure (a full disk) the store stays as it was: the log keeps the documents."""
         self._writable()
+        with self._mutex:
+            try:
+                return self._flush()
+            except BaseException:
+                self._reload()
+                raise
+
+    def _flush(self) -> formats.SegmentEntry | None:
         segment = self.index.freeze()
         if segment is None:
             return None
@@ -237,23 +291,28 @@ class Store:
         return formats.SegmentEntry(name, span[0], span[1], len(segment), size, checksum)
 
     def _next_segment_number(self) -> int:
-        return max((int(s.name) for s in self.segments), default=0) + 1
+        on_disk = [int(p.name) for p in (self.root / formats.SEGMENTS).glob("[0-9]*")
+                   if p.name.isdigit()] if (self.root / formats.SEGMENTS).exists() else []
+        return max([*(int(s.name) for s in self.segments), *on_disk], default=0) + 1
 
     def _replace_segments(self, old: list[formats.SegmentEntry],
                           new: formats.SegmentEntry) -> None:
-        """Swap ``old`` segments for ``new`` in the manifest, then the rows and the index."""
+        """Swap ``old`` segments for ``new`` in the manifest, then in the index; the old files
+        go once no reader can be opening them."""
         kept = [s for s in self.segments if s not in old]
         segments = sorted([*kept, new], key=lambda s: s.first)
+        self._loaded[new.name] = self._load_segment(new, verify=False)  # just written, checked
         formats.write_manifest(self.root, config_to_dict(self.config), segments, self.next_doc)
         self.segments = segments
-        with self.db:
-            self.db.execute("UPDATE documents SET segment=? WHERE doc BETWEEN ? AND ?",
-                            (int(new.name), new.first, new.last))
-        self.index.segments = [self._load_segment(s, verify=False) for s in segments]
+        self.index.segments = [self._loaded[s.name] for s in segments]
+        for entry in old:
+            self._loaded.pop(entry.name, None)
         formats.remove_debris(self.root, self.segments)
 
     def _merge(self, entries: list[formats.SegmentEntry]) -> None:
-        parts = [self._load_segment(e, verify=False) for e in entries]
+        """Merge segments, re-reading each from disk and checking its checksums first (bad
+        data is refused, never rewritten under a fresh checksum)."""
+        parts = [self._load_segment(e, verify=True) for e in entries]
         merged = self.index.merged(parts)
         new = self._write(merged, (entries[0].first, entries[-1].last))
         self._replace_segments(entries, new)
@@ -261,11 +320,16 @@ class Store:
     def compact(self) -> int:
         """Flush, then merge every segment into one; returns the number of segments merged."""
         self._writable()
-        self.flush()
-        count = len(self.segments)
-        if count > 1:
-            self._merge(list(self.segments))
-        return count
+        with self._mutex:
+            self.flush()
+            count = len(self.segments)
+            if count > 1:
+                try:
+                    self._merge(list(self.segments))
+                except BaseException:
+                    self._reload()
+                    raise
+            return count
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -277,7 +341,8 @@ class Store:
         """Stored near-copies of a document (or of a plain text), nearest first."""
         if isinstance(doc, str):
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
-        return query_document(self, doc, k, explain)
+        with self._sqlite():
+            return query_document(self, doc, k, explain)
 
     def similar(self, doc: Document | str, *, resemblance: float = 0.0,
                 containment: float = 0.0, explain: bool = False) -> list[StoreMatch]:
@@ -285,14 +350,34 @@ class Store:
         (or containment of ``doc`` in them) reaches the given floor, best first."""
         if isinstance(doc, str):
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
-        return similar_documents(self, doc, resemblance, containment, explain)
+        with self._sqlite():
+            return similar_documents(self, doc, resemblance, containment, explain)
+
+    def document(self, key: int | str) -> dict[str, object] | None:
+        """The stored row of a document, by number or by id (the latest with that id)."""
+        where = "doc=?" if isinstance(key, int) else "id=? ORDER BY doc DESC LIMIT 1"
+        with self._sqlite():
+            rows = documents_where(self.db, self.meta_path, where, (key,))
+        rows = [r for r in rows if r[0 if isinstance(key, int) else 1] == key]
+        return document_dict(rows[0]) if rows else None
+
+    def cluster(self, doc: int) -> list[dict[str, object]]:
+        """Every stored document of ``doc``'s cluster (empty if ``doc`` is not stored)."""
+        own = self.document(doc)
+        if own is None:
+            return []
+        with self._sqlite():
+            rows = documents_where(self.db, self.meta_path, "cluster=? ORDER BY doc",
+                                   (own["cluster"],))
+        return [document_dict(row) for row in rows if row[-1] == own["cluster"]]
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
         """The stored documents and their clusters, in the schema of ``dedup``'s ``documents``
         and ``clusters`` outputs (a cluster keeps its first document)."""
-        rows = self.db.execute(
-            "SELECT doc, id, url, host, source, length, fetched, text_chars, tokens, identical, "
-            "lexical, shingle, simhash, cluster, sweep FROM documents ORDER BY doc").fetchall()
+        with self._sqlite():
+            rows = [(r[0], r[1], r[2], r[3], r[6], r[7], r[5], r[8], r[9], r[10], r[11], r[12],
+                     r[13], r[14], r[4])
+                    for r in documents_where(self.db, self.meta_path, "1 ORDER BY doc")]
         columns = list(zip(*rows, strict=True)) if rows else [()] * 15
         hexed = [[f"{unsigned(v):016x}" for v in columns[i]] for i in range(9, 13)]
         documents = pa.table({
@@ -312,23 +397,33 @@ class Store:
     def sightings(self) -> tuple[list[Sighting], list[str]]:
         """Every stored URL with its sweep, fetch time and cluster; and the sweeps in the order
         they were added."""
-        rows = self.db.execute("SELECT url, sweep, fetched, cluster FROM documents "
-                               "WHERE url IS NOT NULL AND sweep IS NOT NULL").fetchall()
-        order = [s for (s,) in self.db.execute(
-            "SELECT sweep FROM documents WHERE sweep IS NOT NULL GROUP BY sweep "
-            "ORDER BY min(doc)")]
+        with self._sqlite():
+            rows = [(r[2], r[4], r[5], r[14]) for r in documents_where(
+                self.db, self.meta_path, "url IS NOT NULL AND sweep IS NOT NULL")]
+            order = [s for (s,) in self.db.execute(
+                "SELECT sweep FROM documents WHERE sweep IS NOT NULL GROUP BY sweep "
+                "ORDER BY min(doc)")]
         return [Sighting(url, sweep or "", fetched, cluster)
                 for url, sweep, fetched, cluster in rows], order
 
     def query_url(self, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
         """The stored near-copies of the document stored under ``url`` (KeyError if none)."""
-        return query_url(self, url, k)
+        with self._sqlite():
+            return query_url(self, url, k)
 
     def close(self) -> None:
-        self.db.close()
-        if self._lock is not None:
-            os.close(self._lock)
-            self._lock = None
+        """Close the store; a writer first folds the WAL into the database (best effort)."""
+        with self._mutex:
+            db = getattr(self, "db", None)
+            if db is not None:
+                if not self.read_only:
+                    with suppress(sqlite3.Error):     # an optimisation; the WAL stays valid
+                        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                db.close()
+                del self.db
+            if self._lock is not None:
+                os.close(self._lock)
+                self._lock = None
 
     def __enter__(self) -> Store:
         return self
@@ -344,57 +439,55 @@ def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
             yield doc
 
 
-def _sketch_rows(docs: I64,
-                 batch: list[DocumentPrints]) -> list[tuple[int, int, bytes, bytes | None]]:
-    rows = []
-    for doc, prints in zip(docs.tolist(), batch, strict=True):
-        features = features_of(prints)
-        if features is not None:
-            shingles = (None if features.shingles is None
-                        else features.shingles.astype("<u8").tobytes())
-            rows.append((doc, features.modulus, features.sketch.astype("<u8").tobytes(),
-                         shingles))
-    return rows
-
-
-def _postings(sketches: list[tuple[int, int, bytes, bytes | None]]) -> Iterator[tuple[int, int]]:
-    for doc, _, data, _ in sketches:
-        for value in np.frombuffer(data, dtype="<i8").tolist():
-            yield value, doc
-
-
 def _lock(root: Path) -> int:
-    descriptor = os.open(root / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        descriptor = os.open(root / formats.WRITER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise StoreError(f"{root / formats.WRITER_LOCK}: {error.strerror or error}") from error
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError as error:
         os.close(descriptor)
-        raise OutputError(f"{root}: another process is writing to this store") from error
+        raise StoreError(f"{root}: another process is writing to this store") from error
     return descriptor
 
 
 def open_store(path: str | os.PathLike[str], config: StoreConfig | None = None, *,
-               read_only: bool = False, flush_every: int = 100_000,
-               verify: bool = False) -> Store:
-    """Open the store at ``path``, creating it (with ``config`` or the default) if absent.
+               read_only: bool = False, flush_every: int = 100_000, verify: bool = True,
+               create: bool = True) -> Store:
+    """Open the store at ``path``, creating it (with ``config`` or the default) if absent and
+    ``create`` allows.
 
     An existing store keeps its config: passing a different one raises ConfigError naming
-    every difference. ``verify`` checks every segment file's checksum, not only its size.
+    every difference. ``verify`` checks each segment file's checksum when the store first maps
+    it (on by default; it costs a read of the segment files), not only its size.
     """
     root = Path(path)
     manifest = root / formats.MANIFEST
+    if root.exists() and not root.is_dir():
+        raise StoreError(f"{root}: not a directory (a store is a directory)")
     if not manifest.exists():
-        if read_only or (root.exists() and any(root.iterdir())):
+        if not root.exists() and (read_only or not create):
+            raise StoreError(f"{root}: no such store ({formats.MANIFEST} missing)")
+        if read_only or not create or (root.exists() and any(root.iterdir())):
             raise CorruptDataError(f"{manifest}: missing (not a neardup store)")
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise OutputError(f"{root}: {error.strerror or error}") from error
-        formats.write_manifest(root, config_to_dict(config or StoreConfig()), [], 0)
+        _create(root, config or StoreConfig())
     stored, _, _ = formats.read_manifest(root)
     if config is not None:
-        differences = _differences(stored, config_to_dict(config))
-        if differences:
+        found = differences(stored, config_to_dict(config))
+        if found:
             raise ConfigError(f"{root}: the store was created with another config: "
-                              + "; ".join(differences))
-    return Store(root, config_from_dict(stored), read_only, flush_every, verify)
+                              + "; ".join(found))
+    try:
+        recorded = config_from_dict(stored)
+    except (KeyError, TypeError, ValueError) as error:
+        raise CorruptDataError(f"{manifest}: unreadable config ({error})") from error
+    return Store(root, recorded, read_only, flush_every, verify)
+
+
+def _create(root: Path, config: StoreConfig) -> None:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"{root}: {error.strerror or error}") from error
+    formats.write_manifest(root, config_to_dict(config), [], 0)

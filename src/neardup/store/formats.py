@@ -4,7 +4,11 @@
 
     STORE/
       manifest.json          format, version, config, segments (name, first and last doc, count,
-                             byte size and checksum of its segment.json); replaced atomically
+                             byte size and checksum of its segment.json), and the xxh3 checksum
+                             of all that; replaced atomically
+      lock                   held (flock, exclusive) by the one writer
+      readers.lock           held shared by a process while it maps segments; a writer removes
+                             a file only when it can take this lock exclusively
       meta.sqlite            documents, sketches and their postings (sketch value -> documents),
                              clusters and the insert log (WAL mode)
       segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json
@@ -13,15 +17,19 @@
 A file is written to a temporary name, flushed to disk, then renamed over its final name, and the
 directory is synced: a reader sees the old file or the new one, never half of one. A segment
 directory is complete before the manifest names it; anything the manifest does not name is
-debris of an interrupted write and is removed on open.
+debris of an interrupted write or a segment merged away, removed once no reader can be mapping
+it (see :func:`remove_debris`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,43 +38,79 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup.errors import CorruptDataError, OutputError
+from neardup.errors import CorruptDataError, NeardupError, OutputError
 
 __all__ = [
     "FORMAT",
+    "ROW_COLUMNS",
     "VERSION",
     "SegmentEntry",
+    "checked_rows",
     "connect_meta",
     "read_manifest",
     "read_segment",
+    "readers_sharing",
     "remove_debris",
+    "row_checksum",
     "segment_dir",
+    "snapshot",
+    "sqlite_error",
+    "transaction",
     "write_manifest",
     "write_segment",
 ]
 
 FORMAT = "neardup-store"
-VERSION = 1
+VERSION = 2
 MANIFEST = "manifest.json"
 META = "meta.sqlite"
 SEGMENTS = "segments"
 SEGMENT_INDEX = "segment.json"
+WRITER_LOCK = "lock"
+READERS_LOCK = "readers.lock"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
     doc INTEGER PRIMARY KEY, id TEXT, url TEXT, host TEXT, sweep TEXT, fetched TEXT,
     source TEXT, length INTEGER, text_chars INTEGER, tokens INTEGER,
     identical INTEGER, lexical INTEGER, shingle INTEGER, simhash INTEGER,
-    cluster INTEGER NOT NULL, segment INTEGER);
+    cluster INTEGER NOT NULL, segment INTEGER, crc INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS documents_url ON documents(url);
+CREATE INDEX IF NOT EXISTS documents_id ON documents(id);
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster);
 CREATE INDEX IF NOT EXISTS documents_identical ON documents(identical);
 CREATE INDEX IF NOT EXISTS documents_log ON documents(segment) WHERE segment IS NULL;
 CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB,
-    shingles BLOB);
+    shingles BLOB, crc INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS postings (value INTEGER NOT NULL, doc INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS postings_value ON postings(value);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+
+
+ROW_COLUMNS = ("doc, id, url, host, sweep, fetched, source, length, text_chars, tokens, "
+               "identical, lexical, shingle, simhash, cluster")
+"""The columns of a document row its checksum (column ``crc``) covers, in order."""
+ROW_FIELDS = tuple(name.strip() for name in ROW_COLUMNS.split(","))
+
+
+def row_checksum(*values: object) -> int:
+    """The checksum of a row's values (signed 64-bit, as SQLite stores it). Also registered
+    in SQLite as ``neardup_crc`` so that an UPDATE can recompute it."""
+    digest = xxhash.xxh3_64_intdigest(repr(values).encode())
+    return digest - (1 << 64) if digest >= 1 << 63 else digest
+
+
+def checked_rows(rows: list[tuple[Any, ...]], path: Path) -> list[tuple[Any, ...]]:
+    """``rows`` (values then checksum) without their checksum, after checking each: a row
+    that fails is refused with an error naming the file and the row."""
+    out = []
+    for row in rows:
+        values = row[:-1]
+        if row_checksum(*values) != row[-1]:
+            raise CorruptDataError(f"{path}: row {values[0]!r} fails its checksum (damaged)")
+        out.append(values)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +154,13 @@ def write_manifest(root: Path, config: dict[str, Any], segments: list[SegmentEnt
                    next_doc: int) -> None:
     body = {"format": FORMAT, "version": VERSION, "config": config, "next_doc": next_doc,
             "segments": [s.as_dict() for s in segments]}
+    body["checksum"] = _body_checksum(body)
     _write_atomic(root / MANIFEST, (json.dumps(body, indent=1) + "\n").encode())
+
+
+def _body_checksum(body: dict[str, Any]) -> str:
+    fields = {key: value for key, value in body.items() if key != "checksum"}
+    return xxhash.xxh3_64_hexdigest(json.dumps(fields, sort_keys=True).encode())
 
 
 def read_manifest(root: Path) -> tuple[dict[str, Any], list[SegmentEntry], int]:
@@ -123,8 +173,14 @@ def read_manifest(root: Path) -> tuple[dict[str, Any], list[SegmentEntry], int]:
         if body.get("version") != VERSION:
             raise CorruptDataError(f"{path}: store format version {body.get('version')!r}, "
                                    f"this neardup reads version {VERSION}")
+        if body.get("checksum") != _body_checksum(body):
+            raise CorruptDataError(f"{path}: checksum mismatch (altered)")
         segments = [SegmentEntry(**entry) for entry in body["segments"]]
         return body["config"], segments, int(body["next_doc"])
+    except FileNotFoundError as error:
+        raise CorruptDataError(f"{path}: missing (not a neardup store)") from error
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from error
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise CorruptDataError(f"{path}: truncated or corrupt ({error})") from error
 
@@ -163,22 +219,30 @@ def write_segment(root: Path, name: str, arrays: dict[str, npt.NDArray[Any]]) ->
         os.replace(temporary, final)
         _fsync_dir(final.parent)
     except OSError as error:
-        raise OutputError(f"{final}: {error.strerror or error}") from error
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise OutputError(f"{final}: write failed ({error.strerror or error}); the segment "
+                          "was not added, its documents stay in the log") from error
     return len(index), xxhash.xxh3_64_hexdigest(index)
 
 
 def _load_array(path: Path, entry: dict[str, Any], verify: bool) -> npt.NDArray[Any]:
-    if not path.exists():
-        raise CorruptDataError(f"{path}: missing")
-    if path.stat().st_size != entry["bytes"]:
-        raise CorruptDataError(f"{path}: {path.stat().st_size} bytes, expected "
-                               f"{entry['bytes']} (truncated or altered)")
-    if verify and _checksum(path) != entry["checksum"]:
-        raise CorruptDataError(f"{path}: checksum mismatch (altered)")
     try:
+        size = path.stat().st_size
+        if size != entry["bytes"]:
+            raise CorruptDataError(f"{path}: {size} bytes, expected "
+                                   f"{entry['bytes']} (truncated or altered)")
+        if verify and _checksum(path) != entry["checksum"]:
+            raise CorruptDataError(f"{path}: checksum mismatch (altered)")
         array: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as error:
-        raise CorruptDataError(f"{path}: unreadable array ({error})") from error
+    except FileNotFoundError as error:
+        raise CorruptDataError(f"{path}: missing") from error
+    except NeardupError:
+        raise
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from error
+    except Exception as error:  # numpy reports a damaged header with many exception types
+        raise CorruptDataError(f"{path}: unreadable array ({type(error).__name__}: "
+                               f"{error})") from error
     if array.dtype.str != entry["dtype"] or list(array.shape) != entry["shape"]:
         raise CorruptDataError(f"{path}: {array.dtype.str}{list(array.shape)}, expected "
                                f"{entry['dtype']}{entry['shape']}")
@@ -197,33 +261,121 @@ def read_segment(root: Path, entry: SegmentEntry,
         raise CorruptDataError(f"{index_path}: {error.strerror or error}") from error
     if len(index) != entry.index_bytes or xxhash.xxh3_64_hexdigest(index) != entry.index_checksum:
         raise CorruptDataError(f"{index_path}: does not match the manifest (truncated or altered)")
-    listing = json.loads(index)
-    return {key: _load_array(directory / item["file"], item, verify)
-            for key, item in listing.items()}
+    try:
+        listing = json.loads(index)
+        items = [(key, directory / Path(item["file"]).name, item) for key, item in listing.items()]
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise CorruptDataError(f"{index_path}: unreadable ({error})") from error
+    return {key: _load_array(path, item, verify) for key, path, item in items}
+
+
+@contextmanager
+def readers_sharing(root: Path) -> Iterator[None]:
+    """Hold the readers' lock shared while mapping the segments the manifest names: a writer
+    removes no segment until it can take this lock exclusively (a mapped file outlives its
+    removal, so a reader needs the lock only while it opens the files)."""
+    path = root / READERS_LOCK
+    try:
+        descriptor = os.open(path, os.O_RDONLY if path.exists() else os.O_RDWR | os.O_CREAT,
+                             0o644)
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from error
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def remove_debris(root: Path, segments: list[SegmentEntry]) -> list[str]:
-    """Remove segment directories the manifest does not name (interrupted writes)."""
-    named = {s.name for s in segments}
-    removed = []
+    """Remove segment directories the manifest does not name (interrupted writes, segments
+    merged away), but only when no reader is opening segments; otherwise leave them for a later
+    call. Returns the names removed."""
     base = root / SEGMENTS
-    for child in sorted(base.iterdir()) if base.exists() else []:
-        if child.name not in named:
-            shutil.rmtree(child, ignore_errors=True)
-            removed.append(child.name)
-    for leftover in root.glob(f".{MANIFEST}.tmp"):
-        leftover.unlink(missing_ok=True)
-    return removed
+    try:
+        descriptor = os.open(root / READERS_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise OutputError(f"{root / READERS_LOCK}: {error.strerror or error}") from error
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        return []
+    try:
+        named = {s.name for s in segments}
+        removed = []
+        for child in sorted(base.iterdir()) if base.exists() else []:
+            if child.name not in named:
+                shutil.rmtree(child, ignore_errors=True)
+                removed.append(child.name)
+        for leftover in root.glob(f".{MANIFEST}.tmp"):
+            leftover.unlink(missing_ok=True)
+        return removed
+    finally:
+        os.close(descriptor)
 
 
-def connect_meta(root: Path) -> sqlite3.Connection:
-    """The metadata database in WAL mode (committed inserts survive a killed process)."""
+def connect_meta(root: Path, read_only: bool = False) -> sqlite3.Connection:
+    """The metadata database in WAL mode (committed inserts survive a killed process). The
+    connection is in autocommit mode: writes go through :func:`transaction`."""
     path = root / META
     try:
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
-        connection.executescript(SCHEMA)
-    except sqlite3.DatabaseError as error:
-        raise CorruptDataError(f"{path}: {error}") from error
+        connection.create_function("neardup_crc", len(ROW_FIELDS), row_checksum,
+                                   deterministic=True)
+        if not read_only:
+            connection.executescript(SCHEMA)
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as error:
+        raise sqlite_error(path, error) from error
     return connection
+
+
+def sqlite_error(path: Path, error: sqlite3.Error) -> NeardupError:
+    """The neardup error for an SQLite failure on ``path``: CorruptDataError for a damaged
+    file, OutputError for the rest (a full disk, an I/O error, a lock)."""
+    text = str(error)
+    name = getattr(error, "sqlite_errorname", "")
+    if name.startswith("SQLITE_IOERR"):
+        text = f"{text} ({name}: a write failed: a full disk, a file size limit or a device error)"
+    if "disk is full" in text or (isinstance(error, sqlite3.OperationalError) \
+            and "malformed" not in text and "not a database" not in text):
+        return OutputError(f"{path}: {text}")
+    return CorruptDataError(f"{path}: {text} (damaged)")
+
+
+@contextmanager
+def snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A read transaction: every SELECT inside sees the same committed state."""
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT: everything inside commits together or not at all. An SQLite
+    or OS failure rolls back and is raised as a NeardupError naming ``path``."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as error:
+        raise sqlite_error(path, error) from error
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException as error:
+        if db.in_transaction:
+            with suppress(sqlite3.Error):    # SQLite may have rolled back already
+                db.execute("ROLLBACK")
+        undone = "; nothing of this transaction was stored"
+        if isinstance(error, sqlite3.Error):
+            raise type(sqlite_error(path, error))(f"{sqlite_error(path, error)}{undone}") \
+                from error
+        if isinstance(error, OSError):
+            raise OutputError(f"{path}: {error.strerror or error}{undone}") from error
+        raise

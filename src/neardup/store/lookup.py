@@ -18,8 +18,9 @@ from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match
+from neardup.store.formats import ROW_FIELDS, checked_rows
 from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
-from neardup.store.records import select_in, signed, unsigned
+from neardup.store.records import documents_in, documents_where, select_in, signed, unsigned
 
 if TYPE_CHECKING:
     from neardup.store.collection import Store
@@ -58,18 +59,26 @@ class StoreMatch:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-def _rows(db: sqlite3.Connection, where: str, values: list[int]) -> list[tuple[object, ...]]:
-    return select_in(db, f"SELECT {COLUMNS} FROM documents WHERE {where} IN ({{marks}})", values)
+PROJECT = [ROW_FIELDS.index(name.strip()) for name in COLUMNS.split(",")]
+
+
+def _rows(store: Store, where: str, values: list[int]) -> list[tuple[object, ...]]:
+    """Checked rows (the columns of ``COLUMNS``) whose ``where`` column is one of ``values``."""
+    position, wanted = ROW_FIELDS.index(where), set(values)
+    return [tuple(row[i] for i in PROJECT)
+            for row in documents_in(store.db, store.meta_path, where, values)
+            if row[position] in wanted]
 
 
 def _array(data: bytes | None) -> U64 | None:
     return None if data is None else np.frombuffer(data, dtype="<u8").astype(np.uint64)
 
 
-def _sketches(db: sqlite3.Connection, docs: list[int]) -> dict[int, StoreFeatures]:
+def _sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
     found: dict[int, StoreFeatures] = {}
-    for doc, modulus, data, shingles in select_in(
-            db, "SELECT doc, modulus, data, shingles FROM sketches WHERE doc IN ({marks})", docs):
+    rows = select_in(store.db, "SELECT doc, modulus, data, shingles, crc FROM sketches "
+                               "WHERE doc IN ({marks})", docs)
+    for doc, modulus, data, shingles in checked_rows(rows, store.meta_path):
         sketch = _array(data)
         assert sketch is not None
         found[doc] = StoreFeatures(sketch, modulus, _array(shingles))
@@ -144,11 +153,11 @@ class _Capture:
 
 def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
              leave_out: int | None = None) -> list[StoreMatch]:
-    rows = {int(str(r[0])): r for r in _rows(store.db, "doc", docs)}
-    for row in _rows(store.db, "identical", [signed(probe.identical)]):
+    rows = {int(str(r[0])): r for r in _rows(store, "doc", docs)}
+    for row in _rows(store, "identical", [signed(probe.identical)]):
         rows.setdefault(int(str(row[0])), row)
     rows.pop(leave_out, None)  # type: ignore[arg-type]
-    sketches = _sketches(store.db, list(rows)) if probe.features is not None else {}
+    sketches = _sketches(store, list(rows)) if probe.features is not None else {}
     matches = [_match(row, probe, sketches, store, explain) for row in rows.values()]
     return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
 
@@ -172,12 +181,14 @@ def query_document(store: Store, doc: Document, k: int | None = None,
 def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
     """The stored near-copies of the most recent document stored under ``url``, itself left out.
     Returns its number and its matches; KeyError when no document has that URL."""
-    row = store.db.execute("SELECT doc, simhash, identical, lexical, tokens FROM documents "
-                           "WHERE url=? ORDER BY doc DESC LIMIT 1", (url,)).fetchone()
-    if row is None:
+    found = [row for row in documents_where(store.db, store.meta_path,
+                                            "url=? ORDER BY doc DESC LIMIT 1", (url,))
+             if row[2] == url]
+    if not found:
         raise KeyError(url)
-    doc, simhash, identical, lexical, tokens = row
-    sketch = _sketches(store.db, [doc]).get(doc) if store.config.sketch is not None else None
+    doc, simhash, identical, lexical, tokens = (found[0][ROW_FIELDS.index(name)] for name in (
+        "doc", "simhash", "identical", "lexical", "tokens"))
+    sketch = _sketches(store, [doc]).get(doc) if store.config.sketch is not None else None
     probe = _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch)
     docs = store.index.query(probe.simhash, k).id.tolist() if tokens else []
     return doc, _matches(store, probe, docs, explain=False, leave_out=doc)

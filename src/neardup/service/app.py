@@ -1,0 +1,316 @@
+"""The HTTP API over one store (FastAPI): add, query, documents, clusters, lost and found,
+health, metrics. Thin: it parses, calls the store, renders.
+
+Writes need ``Authorization: Bearer <token>``; POST bodies must be JSON and at most
+``max_body_bytes``; every error is JSON ``{"error": {"code", "type", "message"}}``. Route
+handlers are plain functions, run in the server's thread pool, off the event loop; adds go to
+the one writer thread, which commits queued adds together (group commit)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hmac
+import tempfile
+from collections.abc import AsyncIterator
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.exceptions import HTTPException
+
+from neardup.analysis.sweeps import most_recent_url
+from neardup.document import Document
+from neardup.errors import (
+    ConfigError,
+    CorruptDataError,
+    NeardupError,
+    OutputError,
+    SourceError,
+)
+from neardup.service.guard import Guard
+from neardup.service.metrics import Metrics
+from neardup.service.schemas import (
+    AddAnswer,
+    AddedDocument,
+    AddRequest,
+    DocumentIn,
+    ErrorAnswer,
+    Health,
+    QueryAnswer,
+    QueryRequest,
+)
+from neardup.service.settings import ServiceConfig
+from neardup.service.writer import Busy, GroupWriter
+from neardup.sources import open_sources
+from neardup.sources.fields import host_of
+from neardup.store import Store
+
+__all__ = ["create_app", "openapi_document"]
+
+VERSION = "1"
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorAnswer, "description": text} for code, text in (
+        (400, "Malformed request"), (401, "Missing or wrong token (writes)"),
+        (404, "Unknown id or URL"), (413, "Body too large"), (415, "Not JSON"),
+        (422, "Invalid fields"), (503, "Busy or out of space: retry after Retry-After"))}
+
+
+@dataclass(slots=True)
+class _State:
+    store: Store
+    config: ServiceConfig
+    writer: GroupWriter
+    metrics: Metrics
+
+
+class Problem(HTTPException):
+    """An error answered as JSON."""
+
+    def __init__(self, status: int, kind: str, message: str,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(status, message, headers)
+        self.kind = kind
+
+
+def _state(request: Request) -> _State:
+    state = getattr(request.app.state, "neardup", None)
+    if state is None:
+        raise Problem(503, "not_ready", "the service has no store attached")
+    assert isinstance(state, _State)
+    return state
+
+
+def _writer_token(request: Request,
+                  authorization: Annotated[str | None, Header()] = None) -> None:
+    """Writes need ``Authorization: Bearer <token>``."""
+    token = _state(request).config.token
+    given = (authorization or "").removeprefix("Bearer ").strip()
+    if not given or not hmac.compare_digest(given.encode(), token.encode()):
+        raise Problem(401, "unauthorized", "a write needs the service token "
+                      "(Authorization: Bearer <token>)", {"WWW-Authenticate": "Bearer"})
+
+
+StateDep = Annotated[_State, Depends(_state)]
+
+
+def create_app(config: ServiceConfig, store: Store | None = None) -> FastAPI:
+    """The FastAPI application; with a ``store`` it serves it (a writer thread is started when
+    the application starts and stopped when it stops)."""
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if store is not None:
+            writer = GroupWriter(store, config.group_max, config.queue_limit)
+            app.state.neardup = _State(store, config, writer, metrics)
+        try:
+            yield
+        finally:
+            if store is not None:
+                app.state.neardup.writer.close()
+
+    app = FastAPI(title="neardup", version=VERSION, lifespan=lifespan,
+                  description="Near-duplicate detection over a persistent neardup store.")
+    app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
+    _handlers(app)
+    _write_routes(app)
+    _read_routes(app)
+    return app
+
+
+def openapi_document() -> dict[str, Any]:
+    """The service's OpenAPI schema (as served at /openapi.json)."""
+    schema: dict[str, Any] = create_app(ServiceConfig(token="x" * 16)).openapi()
+    return schema
+
+
+def _error(status: int, kind: str, message: str,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    body = {"error": {"code": status, "type": kind, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _handlers(app: FastAPI) -> None:
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        kind = getattr(error, "kind", {404: "not_found", 405: "method_not_allowed"}.get(
+            error.status_code, "http_error"))
+        return _error(error.status_code, kind, str(error.detail), dict(error.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = error.errors()
+        if any(p.get("type") == "json_invalid" for p in problems):
+            return _error(400, "malformed_json", "the body is not valid JSON")
+        text = "; ".join(f"{'.'.join(str(x) for x in p.get('loc', ()))}: {p.get('msg')}"
+                         for p in problems[:10])
+        return _error(422, "invalid", text)
+
+    @app.exception_handler(NeardupError)
+    async def neardup_error(request: Request, error: NeardupError) -> JSONResponse:
+        if isinstance(error, Busy):
+            return _error(503, "busy", str(error), {"Retry-After": "1"})
+        if isinstance(error, OutputError):
+            return _error(503, "store_unavailable", str(error), {"Retry-After": "30"})
+        if isinstance(error, CorruptDataError):
+            return _error(500, "corrupt_store", str(error))
+        if isinstance(error, ConfigError | SourceError):
+            return _error(400, "bad_request", str(error))
+        return _error(500, "error", str(error))
+
+
+def _documents(items: list[DocumentIn]) -> tuple[list[Document], list[AddedDocument | None]]:
+    """The store documents of an add, and per document a ready answer (a skipped record) or
+    None (its outcome comes from the writer)."""
+    docs: list[Document] = []
+    slots: list[AddedDocument | None] = []
+    for position, item in enumerate(items):
+        if item.warc_record is None:
+            payload = item.text if item.text is not None else item.html or ""
+            docs.append(Document(id=item.id or "", raw=payload.encode("utf-8"),
+                                 kind="text" if item.text is not None else "html",
+                                 url=item.url, host=host_of(item.url), fetched=item.fetched))
+            slots.append(None)
+            continue
+        doc = _from_warc(item.warc_record, position)
+        if isinstance(doc, str):
+            slots.append(AddedDocument(id=item.id or f"record-{position}", doc=None,
+                                       status=f"skipped:{doc}"))
+        else:
+            docs.append(dataclasses.replace(doc, id=item.id or doc.id,
+                                            url=item.url or doc.url))
+            slots.append(None)
+    return docs, slots
+
+
+def _from_warc(encoded: str, position: int) -> Document | str:
+    """The document of one base64 WARC record, or the reason it gives none."""
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise Problem(400, "bad_request", f"documents[{position}].warc_record: not base64 "
+                      f"({error})") from error
+    with tempfile.TemporaryDirectory(prefix="neardup-record-") as directory:
+        path = Path(directory) / "record.warc"
+        path.write_bytes(data)
+        reader = open_sources([str(path)], media="any")
+        found = [doc for doc in reader]
+        skipped = reader.stats.as_dict().get("skipped", {})
+    if found and found[0].revisit_of is None:
+        return found[0]
+    if found:
+        return "revisit"
+    reasons = [k for k, v in skipped.items() if v] if isinstance(skipped, dict) else []
+    return reasons[0] if reasons else "no-document"
+
+
+def _write_routes(app: FastAPI) -> None:
+    @app.post("/v1/documents", response_model=AddAnswer, responses=ERRORS,
+              dependencies=[Depends(_writer_token)], summary="Add documents (token required)")
+    def add_documents(body: AddRequest, state: StateDep) -> AddAnswer:
+        if len(body.documents) > state.config.max_documents:
+            raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
+                          f"most {state.config.max_documents} per request")
+        docs, slots = _documents(body.documents)
+        outcomes: list[tuple[str, int, bool]] = []
+        if docs:
+            future = state.writer.submit(docs, body.sweep)
+            try:
+                outcomes = future.result(timeout=state.config.add_timeout)
+            except FutureTimeout:
+                raise Problem(503, "timeout", "the add is still queued; retry it (adds are "
+                              "idempotent)", {"Retry-After": "5"}) from None
+        answers, results = [], iter(outcomes)
+        for slot in slots:
+            if slot is None:
+                id_, doc, stored = next(results)
+                slot = AddedDocument(id=id_, doc=doc,
+                                     status="already-stored" if stored else "added")
+            answers.append(slot)
+        return AddAnswer(added=sum(a.status == "added" for a in answers),
+                         already_stored=sum(a.status == "already-stored" for a in answers),
+                         skipped=sum(a.status.startswith("skipped") for a in answers),
+                         documents=answers)
+
+
+def _query(state: _State, body: QueryRequest) -> QueryAnswer:
+    store = state.store
+    if body.url is not None:
+        try:
+            doc, matches = store.query_url(body.url, body.k)
+        except KeyError:
+            raise Problem(404, "unknown_url", f"no stored document has URL {body.url}") from None
+        return QueryAnswer(doc=doc, matches=[m.as_dict() for m in matches])
+    document = Document(id="query", raw=(body.text or body.html or "").encode("utf-8"),
+                        kind="text" if body.text is not None else "html")
+    if body.resemblance is not None or body.containment is not None:
+        matches = store.similar(document, resemblance=body.resemblance or 0.0,
+                                containment=body.containment or 0.0, explain=body.explain)
+    else:
+        matches = store.query(document, body.k, explain=body.explain)
+    return QueryAnswer(doc=None, matches=[m.as_dict() for m in matches])
+
+
+def _read_routes(app: FastAPI) -> None:
+    @app.post("/v1/query", response_model=QueryAnswer, responses=ERRORS,
+              summary="Stored near-copies of a text, an HTML page or a stored URL")
+    def query(body: QueryRequest, state: StateDep) -> QueryAnswer:
+        return _query(state, body)
+
+    @app.get("/v1/documents/{id}", responses=ERRORS, summary="A stored document by its id")
+    def document(id: str, state: StateDep) -> dict[str, object]:
+        found = state.store.document(id)
+        if found is None:
+            raise Problem(404, "unknown_id", f"no stored document has id {id}")
+        return found
+
+    @app.get("/v1/clusters/{id}", responses=ERRORS,
+             summary="The cluster of a stored document and every URL in it")
+    def cluster(id: str, state: StateDep) -> dict[str, object]:
+        found = state.store.document(id)
+        if found is None:
+            raise Problem(404, "unknown_id", f"no stored document has id {id}")
+        members = state.store.cluster(int(str(found["doc"])))
+        return {"cluster": found["cluster"], "documents": [
+            {k: m[k] for k in ("doc", "id", "url", "sweep", "fetched")} for m in members],
+            "urls": sorted({str(m["url"]) for m in members if m["url"] is not None})}
+
+    @app.get("/v1/lost-and-found", responses=ERRORS,
+             summary="The most recent other URL of a URL's cluster (Broder et al.)")
+    def lost_and_found(url: Annotated[str, Query(max_length=8192)],
+                       state: StateDep) -> dict[str, object]:
+        sightings, order = state.store.sightings()
+        if not any(s.url == url for s in sightings):
+            raise Problem(404, "unknown_url", f"{url} was not seen in any sweep of the store")
+        found = most_recent_url(sightings, url, order)
+        return {"url": url, "found": None if found is None else dataclasses.asdict(found)}
+
+    @app.get("/healthz", response_model=Health, summary="Liveness and store size")
+    def health(state: StateDep) -> Health:
+        store = state.store
+        return Health(status="ok", documents=len(store), segments=len(store.segments),
+                      delta=store.index.delta_size)
+
+    @app.get("/metrics", response_class=PlainTextResponse,
+             summary="Prometheus metrics (text format 0.0.4)")
+    def metrics(state: StateDep) -> PlainTextResponse:
+        store = state.store
+        gauges = {
+            "neardup_store_documents": ("Documents in the store.", float(len(store))),
+            "neardup_store_segments": ("Segments in the store.", float(len(store.segments))),
+            "neardup_store_delta": ("Documents in the insert log.",
+                                    float(store.index.delta_size)),
+            "neardup_writer_queue": ("Adds waiting for the writer.",
+                                     float(state.writer.pending.qsize())),
+            "neardup_writer_groups": ("Group commits so far.", float(state.writer.groups)),
+            "neardup_writer_grouped_adds": ("Adds committed in those groups.",
+                                            float(state.writer.grouped_adds))}
+        return PlainTextResponse(state.metrics.render(gauges),
+                                 media_type="text/plain; version=0.0.4")

@@ -1,0 +1,100 @@
+"""The service's ASGI guard: body size limit (413), JSON-only POST bodies (415), and the
+timing of every request for the metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from neardup.service.metrics import Metrics
+
+__all__ = ["Guard"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class Guard:
+    """Reads a POST body whole (refusing it once it passes ``max_body_bytes``), checks its
+    content type, then hands it to the application; records status and latency per route."""
+
+    def __init__(self, app: App, max_body_bytes: int, metrics: Metrics) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = [500]
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        try:
+            if scope["method"] in ("POST", "PUT", "PATCH"):
+                replay = await self._checked_body(scope, receive, sending)
+                if replay is None:
+                    return
+                receive = replay
+            await self.app(scope, receive, sending)
+        finally:
+            route = scope.get("route")
+            path = getattr(route, "path", None) or "unmatched"
+            self.metrics.observe(path, scope["method"], status[0], time.perf_counter() - start)
+
+    async def _checked_body(self, scope: Scope, receive: Receive,
+                            send: Send) -> Receive | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await _refuse(send, 413, "body_too_large",
+                          f"{declared} bytes; the limit is {self.max_body_bytes}")
+            return None
+        media = headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/json":
+            await _refuse(send, 415, "unsupported_media_type",
+                          f"the body must be application/json, not {media or 'untyped'}")
+            return None
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                await _refuse(send, 413, "body_too_large",
+                              f"more than {self.max_body_bytes} bytes")
+                return None
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = [False]
+
+        async def replay() -> Message:
+            if sent[0]:
+                return {"type": "http.disconnect"}
+            sent[0] = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return replay
+
+
+async def _refuse(send: Send, status: int, kind: str, message: str) -> None:
+    body = json.dumps({"error": {"code": status, "type": kind, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
