@@ -33,6 +33,7 @@ from neardup.engine.near import near_tables, run_near
 from neardup.engine.outputs import TableSink, write_outputs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.workdir import WorkDir, write_atomic
+from neardup.pipeline.executor import ignore_interrupts, stop_pool
 from neardup.pipeline.pairs import Pairs
 from neardup.sources.context import Media
 from neardup.sources.splits import input_splits, merge_stats
@@ -103,8 +104,12 @@ def _mapper(workers: int) -> Callable[[Callable[[FingerprintJob], dict[str, Any]
         if workers <= 1 or len(jobs) <= 1:
             yield from map(function, jobs)
             return
-        with ProcessPoolExecutor(min(workers, len(jobs))) as pool:
-            yield from pool.map(function, jobs)
+        with ProcessPoolExecutor(min(workers, len(jobs)), initializer=ignore_interrupts) as pool:
+            try:
+                yield from pool.map(function, jobs)
+            except BaseException:  # Ctrl-C or an error: end the workers now, quietly
+                stop_pool(pool)
+                raise
     return run
 
 
@@ -154,15 +159,19 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     partitions = [(partition_name(r["index"], c), work.root / "fingerprint" /
                    partition_name(r["index"], c), size)
                   for r in records for c, size in enumerate(r["sizes"])]
+    _step(progress, "exact", 0)
     catalog = build_catalog(work, partitions)
     exact = run_exact(work, catalog, options.budget)
     laps.lap("exact")
+    _step(progress, "near", 0)
     near_folder, near = run_near(work, config, catalog, exact.survivors(), options.budget)
     laps.lap("near_candidates_and_verification")
+    _step(progress, "cluster", 0)
     pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin",
                   near_folder / "pairs.bin"]
     clusters = run_cluster(work, catalog, config.keep, pair_files, options.budget)
     laps.lap("cluster")
+    _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
                   with_simhash=config.method == "simhash", links=config.links,
@@ -171,12 +180,19 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
         _write_rows(out, name, fmt, rows)
     shutil.rmtree(scratch, ignore_errors=True)
     laps.lap("outputs")
+    _step(progress, "outputs", 1)
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
                        clusters.stats, options)
     summary["seconds"] = laps.seconds | _cpu(records) | {
         "total": round(time.perf_counter() - started, 4)}
     write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
+
+
+def _step(progress: Callable[[str, int, int], None] | None, stage: str, done: int) -> None:
+    """Tell the display a stage without inner counts has started (0 of 1) or ended (1 of 1)."""
+    if progress is not None:
+        progress(stage, done, 1)
 
 
 def _write_rows(out: Path, name: str, fmt: str, rows: list[dict[str, object]]) -> None:

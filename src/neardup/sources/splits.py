@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from neardup.document import Document
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
-from neardup.sources.reader import _expand, _Input, _read_path, _unreadable
+from neardup.sources.reader import _damaged, _expand, _Input, _read_path, _unreadable
 from neardup.sources.stats import SourceStats
 
 __all__ = ["InputSplit", "input_splits", "merge_stats", "read_split"]
@@ -43,6 +43,8 @@ def read_split(split: InputSplit, stats: SourceStats, *, media: Media = "html",
         yield from _read_path(_Input(split.path, split.explicit), ctx)
     except OSError as err:
         _unreadable(stats, split.path, err)
+    except Exception as err:  # never end the whole run for one bad file
+        _damaged(stats, split.path, err)
 
 
 def merge_stats(parts: Sequence[dict[str, object]]) -> dict[str, object]:
