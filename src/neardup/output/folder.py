@@ -24,8 +24,8 @@ __all__ = ["RUN_FILES", "RUN_TABLES", "claim_output", "is_run_folder"]
 RUN_TABLES = ("documents", "pairs", "clusters", "links", "growth")
 """Every table a ``dedup`` run may write (``growth``: ``--method shingle-paragraphs``)."""
 
-RUN_FILES = tuple(f"{name}.{fmt}" for name in RUN_TABLES for fmt in ("parquet", "jsonl")) + (
-    "summary.json",)
+RUN_FILES = (*(f"{name}.{fmt}" for name in RUN_TABLES for fmt in ("parquet", "jsonl")),
+             "summary.json")
 
 WORK_DIR = ".neardup-work"
 
