@@ -11,6 +11,7 @@ import click
 
 from neardup.cli.chunk_options import chunk_options, overlap_fields
 from neardup.cli.help import GroupedCommand
+from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.summary import no_documents_message, render_summary
 from neardup.config import (
     DEDUP_METHODS,
@@ -190,10 +191,14 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
                            replace_other=work is None)
-    with stage_progress(False if quiet else None) as progress:
-        summary = run_engine(list(inputs), out, config, engine,
-                             media=media,  # type: ignore[arg-type]
-                             fmt=fmt, progress=progress)
+    try:
+        with stage_progress(False if quiet else None) as progress:
+            summary = run_engine(list(inputs), out, config, engine,
+                                 media=media,  # type: ignore[arg-type]
+                                 fmt=fmt, progress=progress)
+    except KeyboardInterrupt:
+        exit_interrupted(f"no table written to {out}; the finished steps stay in "
+                         f"{engine.work}, and the same command resumes from them")
     if not summary["documents"]:
         raise NoDocumentsError(no_documents_message(summary))
     if not quiet:

@@ -23,8 +23,9 @@ class GroupedCommand(click.Command):
         rows: dict[str, tuple[str, str]] = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
-            if record is not None and param.name is not None:
-                rows[param.name] = record
+            if isinstance(param, click.Option) and record is not None and param.name:
+                is_help = "--help" in param.opts
+                rows["help" if is_help else param.name] = record
         placed: set[str] = set()
         for heading, names in self.sections.items():
             section = [rows[name] for name in names if name in rows]

@@ -38,7 +38,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Each command: where it lives (module:attribute) and its one-line help for ``neardup --help``."""
 
 EXIT_ERROR = 1
-EXIT_INTERRUPTED = 130
 
 
 def _os_error_line(error: OSError) -> str:
@@ -89,8 +88,9 @@ class LazyGroup(click.Group):
         except KeyboardInterrupt:
             if debug:
                 raise
-            click.echo("neardup: interrupted (Ctrl-C)", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            from neardup.cli.interrupt import exit_interrupted
+
+            exit_interrupted()
         except Exception as error:
             if debug:
                 raise

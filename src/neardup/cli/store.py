@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
+from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
 from neardup.cli.summary import count as _count
 from neardup.config import StoreConfig, TableSpec, TextConfig
@@ -87,21 +88,18 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
     reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
-    with open_store(store_dir, config) as store:
-        before = len(store)
-        try:
+    before: list[int] = []
+    try:
+        with open_store(store_dir, config) as store:
+            before.append(len(store))
             report = store.add(reader, sweep=sweep, workers=workers or default_workers())
-        except KeyboardInterrupt:
-            added = len(store) - before  # committed batches stay (the insert log)
-            click.echo(f"neardup: interrupted (Ctrl-C): {added:,} documents were added and "
-                       f"committed to {store_dir} before it (they stay); the rest was not "
-                       "added", err=True)
-            raise SystemExit(130) from None
-        store.flush()
-        summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
-                                   "documents_in_store": len(store),
-                                   "segments": len(store.segments),
-                                   "sources": reader.stats.as_dict()}
+            store.flush()
+            summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
+                                       "documents_in_store": len(store),
+                                       "segments": len(store.segments),
+                                       "sources": reader.stats.as_dict()}
+    except KeyboardInterrupt:
+        _interrupted_index(store_dir, before)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
@@ -109,6 +107,17 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                    f"({_count(summary['documents_in_store'], 'document')} stored, "
                    f"{_count(summary['segments'], 'segment')}); {report.matched_stored:,} had a "
                    f"near-copy stored before, {report.matched_in_batch:,} one added with them")
+
+
+def _interrupted_index(store_dir: Path, before: list[int]) -> NoReturn:
+    """Ctrl-C during ``index``: say what the store kept (every committed batch), exit 130."""
+    if not before:
+        exit_interrupted("before the store was opened")
+    with open_store(store_dir, read_only=True) as store:
+        stored = len(store)  # read back from the insert log: what was acknowledged
+    exit_interrupted(f"{store_dir} keeps {stored - before[0]:,} added by this run, "
+                     f"{stored:,} documents in all (committed batches stay; the rest was not "
+                     "added)")
 
 
 def _query_document(path: str | None, text: str | None) -> Document:

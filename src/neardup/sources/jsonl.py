@@ -3,6 +3,9 @@
 Column conventions: :mod:`neardup.sources.rows`. A line that is not a JSON object is counted
 ``json-error`` with an error line naming the file and line number; blank lines are ignored. A
 gzip stream that ends early stops the file (``truncated-record``) after the lines read so far.
+A line longer than :func:`line_cap` (four times the payload cap: room for JSON escapes) is
+skipped unread (``too-large``), so a gzip bomb of one endless line costs no more memory than the
+cap, as for every other decompressed input.
 """
 
 from __future__ import annotations
@@ -17,7 +20,23 @@ from neardup.document import Document
 from neardup.sources.context import ReadContext
 from neardup.sources.rows import row_to_document
 
-__all__ = ["read_jsonl", "read_jsonl_stream"]
+__all__ = ["line_cap", "read_jsonl", "read_jsonl_stream"]
+
+
+def line_cap(max_bytes: int) -> int:
+    """The longest JSONL line read, for a payload cap of ``max_bytes``."""
+    return 4 * max_bytes + (1 << 16)
+
+
+def _bounded_lines(stream: BinaryIO | gzip.GzipFile, cap: int) -> Iterator[bytes | None]:
+    """The lines of ``stream``; None for a line longer than ``cap`` (read past, never held)."""
+    while line := stream.readline(cap + 1):
+        if len(line) <= cap or line.endswith(b"\n"):
+            yield line
+            continue
+        while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
 
 
 def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
@@ -28,19 +47,26 @@ def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext) -> Iterator[D
 
 def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
     """Documents from a JSONL byte stream (a file or stdin)."""
+    cap = line_cap(ctx.max_bytes)
     if not gz:
-        yield from _lines(raw, source, ctx)
+        yield from _lines(_bounded_lines(raw, cap), source, ctx)
         return
     with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
         try:
-            yield from _lines(unzipped, source, ctx)
+            yield from _lines(_bounded_lines(unzipped, cap), source, ctx)
         except (EOFError, zlib.error, gzip.BadGzipFile) as err:
             ctx.stats.skip("truncated-record" if isinstance(err, EOFError) else "bad-record")
             ctx.stats.error(f"{source}: gzip stream damaged or cut short ({err}); stopped there")
 
 
-def _lines(lines: Iterable[bytes], source: str, ctx: ReadContext) -> Iterator[Document]:
+def _lines(lines: Iterable[bytes | None], source: str, ctx: ReadContext) -> Iterator[Document]:
     for lineno, line in enumerate(lines, start=1):
+        if line is None:
+            ctx.stats.records += 1
+            ctx.stats.skip("too-large")
+            ctx.stats.error(f"{source}: line {lineno}: longer than "
+                            f"{line_cap(ctx.max_bytes):,} bytes; skipped")
+            continue
         if not line.strip():
             continue
         ctx.stats.records += 1
