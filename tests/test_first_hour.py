@@ -391,3 +391,13 @@ def test_progress_on_a_terminal_shows_totals_per_stage(big_crawl: Path, tmp_path
     assert "left" in shown and "elapsed" in shown
     for stage in ("fingerprint", "exact", "near", "cluster", "outputs"):
         assert stage in shown
+
+
+def test_every_option_of_every_command_is_described() -> None:
+    ctx = click.Context(cli)
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        assert command is not None and command.help, name
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, f"{name} {param.opts[0]} has no help"
