@@ -10,7 +10,9 @@ interleaved (reference, dedup, reference, dedup, ...), each run a fresh process 
   output tables), into a fresh folder each time (no resume).
 Each process's wall time includes its start-up (imports, numba's cached code); the statistic is
 the median of the runs; the load average is recorded before each run.
-Target: dedup throughput >= 50% of the reference's.
+Target: dedup throughput >= 50% of the reference's. The ratio is given by wall time and by CPU
+time (user + system of the process): on a shared machine the wall time includes waiting for the
+core, which dilutes the difference; the CPU ratio does not.
 
     python benchmarks/dedup_throughput.py [--repeat 5] [--copies 1]
 """
@@ -135,15 +137,19 @@ def main() -> None:
             for name in median]
     table = markdown_table(("whole process", "documents", "median wall s", "median CPU s",
                             "docs/s"), rows)
+    cpu_median = {name: statistics.median(t["cpu"] for t in values)
+                  for name, values in times.items()}
+    cpu_ratio = cpu_median["read+extract (process)"] / cpu_median["neardup dedup (process)"]
     loads = [t["load_1min"] for values in times.values() for t in values]
-    table += (f"\n\ndedup / read+extract throughput: {ratio:.2f} (target >= {TARGET_RATIO}); "
+    table += (f"\n\ndedup / read+extract throughput: {ratio:.2f} by wall time, {cpu_ratio:.2f} "
+              f"by CPU time (target >= {TARGET_RATIO}); "
               f"{args.repeat} interleaved runs each, medians; load average (1 min) "
               f"{min(loads):.2f} to {max(loads):.2f} on {os.cpu_count()} cores")
     payload = {"benchmark": "dedup_throughput", "environment": environment(["neardup", "numpy"]),
                "pinned_cpu": cpu, "warc": str(warc), "warc_bytes": warc.stat().st_size,
                "documents": documents, "statistic": "median of interleaved whole processes",
                "runs": times, "median_wall_seconds": median, "docs_per_s": rate,
-               "ratio": ratio, "target_ratio": TARGET_RATIO,
+               "ratio": ratio, "cpu_ratio": cpu_ratio, "target_ratio": TARGET_RATIO,
                "meets_target": ratio >= TARGET_RATIO}
     write_results(args.out, payload, table)
 
