@@ -24,17 +24,14 @@ from neardup.config import (
 )
 from neardup.errors import NeardupError, SourceError
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
-from neardup.output.folder import claim_output
+from neardup.output.folder import WORK_DIR, claim_output
 from neardup.pipeline.dedup import DedupResult, find_duplicates
 from neardup.pipeline.executor import default_workers
+from neardup.pipeline.library import THRESHOLD_METHODS
 from neardup.sources import open_sources
 
 __all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
            "run_dedup"]
-
-WORK_DIR = ".neardup-work"
-"""The work directory's name inside ``--out`` when ``--work`` is not given."""
-
 
 class NoDocumentsError(NeardupError):
     """A run read no document; the message says what was found instead."""
@@ -53,9 +50,6 @@ SECTIONS = {
     "Running": ("workers", "work", "memory_limit", "partition_docs", "quiet", "help"),
 }
 """The headings of ``neardup dedup --help``."""
-
-THRESHOLD_METHODS = ("minhash", "sketch")
-
 
 def _check_threshold(method: str, threshold: float | None) -> None:
     """--threshold is read by minhash and sketch only: refuse it elsewhere, never ignore it."""

@@ -109,6 +109,12 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                    f"near-copy stored before, {report.matched_in_batch:,} one added with them")
 
 
+def _when(sweep: str | None, fetched: str | None) -> str:
+    """``sweep 2024, fetched 2024-05-01T...``, leaving out what is unknown."""
+    parts = [f"sweep {sweep}" if sweep else "no sweep", f"fetched {fetched}" if fetched else ""]
+    return ", ".join(part for part in parts if part)
+
+
 def _interrupted_index(store_dir: Path, before: list[int]) -> NoReturn:
     """Ctrl-C during ``index``: say what the store kept (every committed batch), exit 130."""
     if not before:
@@ -226,8 +232,7 @@ def lost_and_found_command(url: str | None, store_dir: Path, report: bool,
             click.echo(json.dumps(None if found is None else dataclasses.asdict(found)))
         else:
             click.echo("no other URL holds this content" if found is None else
-                       f"{found.url}  (sweep {found.sweep}"
-                       f"{'' if found.fetched is None else ', fetched ' + found.fetched})")
+                       f"{found.url}  ({_when(found.sweep, found.fetched)})")
         return
     gone = lost_and_found_report(sightings, order)
     if as_json:

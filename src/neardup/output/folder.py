@@ -19,7 +19,7 @@ from pathlib import Path
 
 from neardup.errors import OutputError
 
-__all__ = ["RUN_FILES", "RUN_TABLES", "claim_output", "is_run_folder"]
+__all__ = ["RUN_FILES", "RUN_TABLES", "WORK_DIR", "claim_output", "is_run_folder"]
 
 RUN_TABLES = ("documents", "pairs", "clusters", "links", "growth")
 """Every table a ``dedup`` run may write (``growth``: ``--method shingle-paragraphs``)."""
@@ -28,6 +28,7 @@ RUN_FILES = (*(f"{name}.{fmt}" for name in RUN_TABLES for fmt in ("parquet", "js
              "summary.json")
 
 WORK_DIR = ".neardup-work"
+"""The work directory's name inside ``--out`` when ``--work`` is not given."""
 
 
 def is_run_folder(out: Path) -> bool:
