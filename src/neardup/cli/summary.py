@@ -64,6 +64,9 @@ def _exact_line(groups: dict[str, int]) -> str:
 def _near_lines(near: dict[str, Any]) -> list[str]:
     lines = [f"near pairs: {near['verified']:,} kept; candidate pairs checked on their shingles: "
              f"{near['candidates']:,}, rejected: {near['rejected']:,}"]
+    direct = near["verified"] - (near["candidates"] - near["rejected"])
+    if direct > 0:  # the sketch methods pair documents of equal sketches without a candidate
+        lines[0] += f"; paired for equal sketches: {direct:,}"
     if near.get("not_html"):
         lines.append(f"smfa: {count(near['not_html'], 'document')} not HTML got no fingerprint "
                      "(SMFA reads HTML block segments)")
