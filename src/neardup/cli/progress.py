@@ -2,7 +2,8 @@
 
 ``stage_progress`` follows a staged run (callback ``(stage, done, total)``): one line per stage
 with a bar, ``done/total`` and its unit, the rate and the time left when the total is known, and
-the elapsed time. ``progress_counter`` counts documents of a stream whose length is unknown.
+the elapsed time. ``progress_counter`` counts the documents of a stream whose length is unknown
+(``index``, ``demo``), with the rate.
 """
 
 from __future__ import annotations
@@ -99,7 +100,6 @@ def progress_counter(label: str, enabled: bool | None = None) -> Iterator[Callab
         task = bar.add_task(label, total=None)
 
         def update(done: int) -> None:
-            if done % 64 == 0:
-                bar.update(task, completed=done)
+            bar.update(task, completed=done)  # rich redraws a few times a second, not per call
 
         yield update

@@ -12,6 +12,7 @@ import click
 from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
+from neardup.cli.progress import progress_counter
 from neardup.cli.summary import count as _count
 from neardup.config import StoreConfig, TableSpec, TextConfig
 from neardup.document import Document
@@ -92,7 +93,9 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
     try:
         with open_store(store_dir, config) as store:
             before.append(len(store))
-            report = store.add(reader, sweep=sweep, workers=workers or default_workers())
+            with progress_counter("index") as progress:
+                report = store.add(reader, sweep=sweep, workers=workers or default_workers(),
+                                   progress=progress)
             store.flush()
             summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
                                        "documents_in_store": len(store),
