@@ -353,7 +353,7 @@ def test_ctrl_c_during_index_keeps_what_was_acknowledged(big_crawl: Path,
 
     store = tmp_path / "store"
     code, err = _interrupt(["index", str(big_crawl), "--store", str(store), "--workers", "2"],
-                           store / "meta.sqlite", 2.5)
+                           store / "meta.sqlite", 1.0)
     assert code == 130
     assert "Traceback" not in err and "Aborted!" not in err
     found = re.fullmatch(r"neardup: interrupted \(Ctrl-C\): \S+ keeps ([\d,]+) added by this "
