@@ -1,4 +1,8 @@
-"""Fingerprint throughput, single core: neardup simhash and min-hash against datasketch and rensa.
+"""Fingerprint throughput, single core: neardup simhash and min-hash against their peers.
+
+Peers: datasketch and rensa (min-hash), python-simhash (Rust, when installed) and a naive
+pure-Python simhash. Each neardup method is quoted against the *fastest* peer of its family
+measured in the same run (never the slowest).
 
     python benchmarks/fingerprints.py [--out benchmarks/results/fingerprints.json] [--docs N]
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 import pkgutil
 import re
 import sys
@@ -60,7 +65,8 @@ REPEAT = 3
 WARMUP_DOCS = 50
 SIMHASH_TARGET = 5_000.0
 MINHASH_TARGET = 3_000.0
-PACKAGES = ("neardup", "numpy", "numba", "xxhash", "datasketch", "rensa", "resiliparse")
+PACKAGES = ("neardup", "numpy", "numba", "xxhash", "datasketch", "rensa", "python-simhash",
+            "resiliparse")
 _WORD = re.compile(r"\w+")
 
 Run = Callable[[Sequence[str]], object]
@@ -74,7 +80,8 @@ class Method:
     run: Run
     includes: str
     target: float | None = None
-    reference: str | None = None
+    family: str = "minhash"
+    """simhash or minhash: a neardup method is quoted against the fastest peer of its family."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +170,9 @@ def neardup_methods() -> list[Method]:
     return [
         Method(f"neardup SimHash ({simhash.tag})", run_simhash,
                inside.replace(" + combine", distinct_step + " + combine"), SIMHASH_TARGET,
-               "naive Python simhash"),
+               "simhash"),
         Method(f"neardup MinHash ({minhash.tag})", run_minhash, inside, MINHASH_TARGET,
-               "datasketch MinHash(128), permutations reused"),
+               "minhash"),
     ]
 
 
@@ -233,7 +240,28 @@ def naive_methods() -> list[Method]:
 
     inside = (f"re \\w+ tokens + {width}-shingle str ({config.weighting}) + xxh3_64 per "
               "shingle + 64 counters in Python")
-    return [Method("naive Python simhash", run, inside)]
+    return [Method("naive Python simhash", run, inside, family="simhash")]
+
+
+def python_simhash_methods() -> list[Method]:
+    """python-simhash (Rust; its module is ``simhash``), fed neardup's canonical tokens."""
+    try:
+        peer = importlib.import_module("simhash")
+        compute = peer.simhash
+    except (ImportError, AttributeError):
+        return []
+    binary = SimHash().config.weighting == "binary"
+
+    def run(texts: Sequence[str]) -> object:
+        out = []
+        for text in texts:
+            tokens = canonical_text(text).split()
+            out.append(compute(list(dict.fromkeys(tokens)) if binary else tokens, "xxh3"))
+        return out
+
+    inside = ("neardup canonical_text + str.split (Python)" + (" + distinct (dict)" if binary
+              else "") + " + python-simhash (Rust: xxh3 per token, 64 counters)")
+    return [Method("python-simhash (Rust), xxh3", run, inside, family="simhash")]
 
 
 # ---------------------------------------------------------------- neardup's breakdown
@@ -337,11 +365,15 @@ def method_rows(
         rate = row["docs_per_s"]
         rows.append({**row, "includes": method.includes, "target_docs_per_s": method.target,
                      "ratio_to_target": rate / method.target if method.target else None,
-                     "reference": method.reference})
-    rates = {row["name"]: row["docs_per_s"] for row in rows}
+                     "family": method.family})
     for row in rows:
-        ref = row["reference"]
-        row["ratio_to_reference"] = row["docs_per_s"] / rates[ref] if ref in rates else None
+        peers = [r for r in rows if r["family"] == row["family"]
+                 and not r["name"].startswith("neardup")]
+        fastest = max(peers, key=lambda r: r["docs_per_s"], default=None)
+        is_ours = row["name"].startswith("neardup")
+        row["reference"] = fastest["name"] if fastest is not None and is_ours else None
+        row["ratio_to_reference"] = (row["docs_per_s"] / fastest["docs_per_s"]
+                                     if fastest is not None and is_ours else None)
     return rows
 
 
@@ -367,11 +399,13 @@ def methods_table(rows: Sequence[dict[str, Any]]) -> str:
 
     return markdown_table(
         ["method", "docs/s", "µs/doc", "worst/best", "CPU share", "target", "vs target",
-         "vs reference", "timed region (from text)"],
+         "vs fastest peer", "timed region (from text)"],
         [[r["name"], f"{r['docs_per_s']:,.0f}", f"{r['us_per_doc']:,.0f}", f"{r['spread']:.2f}",
           f"{r['cpu_share']:.2f}",
           f"{r['target_docs_per_s']:,.0f}" if r["target_docs_per_s"] else "",
-          ratio(r["ratio_to_target"]), ratio(r["ratio_to_reference"]), r["includes"]]
+          ratio(r["ratio_to_target"]),
+          f"{ratio(r['ratio_to_reference'])} ({r['reference']})" if r["reference"] else "",
+          r["includes"]]
          for r in rows])
 
 
@@ -399,7 +433,7 @@ def simhash_note() -> str:
     if found:
         return f"datasketch {version} has simhash-like names {found}, not benchmarked here."
     return (f"datasketch {version} has no simhash (no class or module of that name); the simhash "
-            "reference is the naive pure-Python one.")
+            "peers are python-simhash (when installed) and a naive pure-Python one.")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -424,7 +458,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         skip(f"no page under {pages} gives {MIN_PAGE_CHARS}+ characters of text")
     if len(texts) < args.docs:
         print(f"note: only {len(texts)} texts of {DOC_CHARS} chars available", file=sys.stderr)
-    methods = neardup_methods() + datasketch_methods() + rensa_methods() + naive_methods()
+    methods = (neardup_methods() + datasketch_methods() + rensa_methods() + naive_methods()
+               + python_simhash_methods())
     stages = neardup_stages(texts) + reference_stages(texts)
     print(f"timing {len(methods)} methods and {len(stages)} stages on {len(texts)} texts, "
           f"best of {args.repeat} (round-robin), on CPU {cpu}...", file=sys.stderr)

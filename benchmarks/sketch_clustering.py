@@ -3,16 +3,19 @@
 1. **Throughput and peak memory vs the number of documents** (10^4, 10^5, 10^6 by default):
    generated documents of ``--shingles`` random 64-bit shingle hashes with planted resemblance
    (:func:`neardup.evaluation.planted.planted_sets`: groups of 5 near-copies at about 0.8
-   resemblance to their base, three single documents between groups). Each size runs in its own
-   process (so that its peak RSS is its own), single core: phase 1 (MOD_25 sketches of 40-bit
-   fingerprints, vectorized over chunks of 50,000 documents; generating the shingles is not
-   timed), phase 2 (shingle merging), phase 3 (pair formation and merging), phase 4 (estimates
-   and union-find at 0.5). CPU and wall seconds and peak traced memory per phase, plus the peak
-   RSS of the process (generation included). Quality: precision and recall of the same-cluster
-   pairs against the planted groups.
-2. **datasketch on the same input, same run** (sizes up to ``--datasketch-max``): MinHash(128,
-   scheme affine64, the same shingle hashes as input, permutations made once) and MinHashLSH at
-   threshold 0.5; candidates kept when their MinHash Jaccard >= 0.5; union-find.
+   resemblance to their base, three single documents between groups). Each size and each side
+   runs in its own process (so that its peak RSS is its own), single core, and **neither side is
+   traced** (tracemalloc slows Python-level code, datasketch's most): phase 1 (MOD_25 sketches
+   of 40-bit fingerprints, vectorized over chunks of 50,000 documents; generating the shingles
+   is not timed), phase 2 (shingle merging), phase 3 (pair formation and merging), phase 4
+   (estimates and union-find at 0.5). CPU and wall seconds per phase and the peak RSS of the
+   process (generation and imports included). Quality: precision and recall of the
+   same-cluster pairs against the planted groups.
+2. **datasketch on the same input, same run** (sizes up to ``--datasketch-max``), in a process
+   of its own, untraced: MinHash(128, scheme affine64, the same shingle hashes as input,
+   permutations made once) and MinHashLSH at threshold 0.5; candidates kept when their MinHash
+   Jaccard >= 0.5; union-find; wall seconds (shingle generation included, 1-2% of it) and peak
+   RSS.
 3. **Estimator error vs sketch size**: pairs of 2,000-shingle sets at resemblance 0.2, 0.5, 0.8;
    MIN_s (s = 25..400), MOD_m with m chosen for the same expected sample (80..5), and datasketch
    MinHash with k = s permutations; bias and RMSE against the exact Jaccard.
@@ -28,7 +31,6 @@ import json
 import subprocess
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +87,7 @@ def sketch_corpus(count: int, shingles: int, meter: PhaseMeter) -> tuple[Any, ..
 
 
 def run_neardup(count: int, shingles: int) -> dict[str, Any]:
-    meter = PhaseMeter()
+    meter = PhaseMeter(trace=False)
     flat, offsets, moduli, group = sketch_corpus(count, shingles, meter)
     with meter.phase("shingle_merging"):
         runs = drop_common(expand_sorted(flat, offsets), 1000)
@@ -112,7 +114,6 @@ def run_datasketch(count: int, shingles: int) -> dict[str, Any]:
     lsh = MinHashLSH(threshold=THRESHOLD, num_perm=128)
     signatures: list[Any] = []
     groups = []
-    tracemalloc.start()
     wall = time.perf_counter()
     for chunk in planted_sets(count, shingles, 0.8, PATTERN, seed=7):
         groups.append(chunk.group)
@@ -131,21 +132,19 @@ def run_datasketch(count: int, shingles: int) -> dict[str, Any]:
                 b.append(other)
     labels = components(count, np.array(a, np.int64), np.array(b, np.int64))
     seconds = time.perf_counter() - wall
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
     return {"documents": count, "wall_seconds": round(seconds, 3),
-            "documents_per_second": round(count / seconds), "peak_traced_bytes": peak,
+            "documents_per_second": round(count / seconds),
+            "peak_rss_bytes": PhaseMeter().as_dict()["peak_rss_bytes"],
             "note": "shingle generation included in the time (about 1-2% of it)",
             **pair_quality(labels, np.concatenate(groups))}
 
 
-def one_size(count: int, shingles: int, with_datasketch: bool) -> dict[str, Any]:
+def one_side(count: int, shingles: int, side: str) -> dict[str, Any]:
     pin_single_core()
+    if side == "datasketch":
+        return run_datasketch(count, shingles)
     run_neardup(400, shingles)  # warm-up: load the compiled numba functions
-    result = {"neardup": run_neardup(count, shingles)}
-    if with_datasketch:
-        result["datasketch"] = run_datasketch(count, shingles)
-    return result
+    return run_neardup(count, shingles)
 
 
 def estimator_errors(pairs: int) -> list[dict[str, Any]]:
@@ -187,8 +186,8 @@ def _error_row(name: str, samples: int, resemblance: float, error: np.ndarray) -
 def _tables(sizes: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
     scale = markdown_table(
         ["documents", "sketch s", "merge s", "pairs s", "estimate+union-find s", "docs/s",
-         "peak traced MB", "peak RSS MB", "precision", "recall", "datasketch docs/s",
-         "datasketch precision", "datasketch recall"],
+         "peak RSS MB", "precision", "recall", "datasketch docs/s", "datasketch peak RSS MB",
+         "datasketch precision", "datasketch recall", "speed ratio"],
         [_scale_row(entry) for entry in sizes])
     by_name: dict[str, dict[float, float]] = {}
     for row in errors:
@@ -202,15 +201,17 @@ def _tables(sizes: list[dict[str, Any]], errors: list[dict[str, Any]]) -> str:
 def _scale_row(entry: dict[str, Any]) -> list[object]:
     ours, theirs = entry["neardup"], entry.get("datasketch")
     phases = ours["phases"]
-    peak = max(p.get("peak_bytes", 0) for p in phases.values() if isinstance(p, dict))
+    ratio = (f"{ours['documents_per_second'] / theirs['documents_per_second']:.0f}x"
+             if theirs else "")
     return [f"{ours['documents']:,}", phases["sketch"]["wall_seconds"],
             phases["shingle_merging"]["wall_seconds"],
             phases["pair_formation_and_merging"]["wall_seconds"],
             phases["estimates_and_union_find"]["wall_seconds"],
-            f"{ours['documents_per_second']:,}", round(peak / 2**20, 1),
+            f"{ours['documents_per_second']:,}",
             round(phases["peak_rss_bytes"] / 2**20), ours["precision"], ours["recall"],
             f"{theirs['documents_per_second']:,}" if theirs else "not run",
-            theirs["precision"] if theirs else "", theirs["recall"] if theirs else ""]
+            round(theirs["peak_rss_bytes"] / 2**20) if theirs else "",
+            theirs["precision"] if theirs else "", theirs["recall"] if theirs else "", ratio]
 
 
 def main() -> None:
@@ -220,17 +221,21 @@ def main() -> None:
     parser.add_argument("--datasketch-max", type=int, default=100_000)
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--side", choices=["neardup", "datasketch"], help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "sketch_clustering.json")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one_size(args.one, args.shingles, args.one <= args.datasketch_max)))
+        print(json.dumps(one_side(args.one, args.shingles, args.side)))
         return
     sizes = []
     for count in args.sizes:
-        command = [sys.executable, __file__, "--one", str(count), "--shingles",
-                   str(args.shingles), "--datasketch-max", str(args.datasketch_max)]
-        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        sizes.append(json.loads(output.splitlines()[-1]))
+        entry: dict[str, Any] = {"load_average": load_average()}
+        for side in ("neardup", "datasketch")[:1 + (count <= args.datasketch_max)]:
+            command = [sys.executable, __file__, "--one", str(count), "--shingles",
+                       str(args.shingles), "--side", side]
+            output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            entry[side] = json.loads(output.splitlines()[-1])
+        sizes.append(entry)
         print(f"{count:,} documents done (load {load_average()})", file=sys.stderr)
     errors = estimator_errors(args.pairs)
     write_results(args.out, {"benchmark": "sketch_clustering", "threshold": THRESHOLD,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pytest
+
 import neardup
 
 EXPECTED = {
@@ -10,7 +13,7 @@ EXPECTED = {
     "LSHBands", "MinHash", "MinHashConfig", "NeardupError", "OutputError", "ShingleConfig",
     "SimHash", "SimHashConfig", "SourceError", "SourceStats", "TextConfig", "canonical_text",
     "SketchConfig", "Sketcher", "estimate_containment", "estimate_resemblance",
-    "estimate_jaccard", "find_duplicates", "hamming_pairs", "lsh_pairs", "open_sources",
+    "estimate_jaccard", "dedup", "find_duplicates", "hamming_pairs", "lsh_pairs", "open_sources",
     "simhash_from_hashes",
 }
 
@@ -25,3 +28,61 @@ def test_library_round_trip_from_the_readme() -> None:
     result = neardup.find_duplicates(docs, neardup.DedupConfig(method="minhash"))
     assert result.duplicates == 2
     assert neardup.simhash_from_hashes([0xABCD, 0xBCDE, 0xCDEF]) == 0xADCF
+
+
+PAGE = " ".join(f"word{i}" for i in range(200))
+
+
+def test_find_duplicates_takes_plain_strings() -> None:
+    result = neardup.find_duplicates(["a", "b", "a"])
+    assert result.kept.tolist() == [True, True, False]
+    assert result.table().column("reason").to_pylist() == ["kept:first", "unique",
+                                                            "duplicate:identical"]
+    pairs = result.pairs_table()
+    assert pairs.column("method").to_pylist() == ["exact"]
+    assert pairs.column("relation").to_pylist() == ["identical"]
+
+
+def test_find_duplicates_refuses_other_items_with_a_clear_message() -> None:
+    with pytest.raises(neardup.ConfigError, match="row 1 is a int"):
+        neardup.find_duplicates(["a", 3])
+
+
+def test_dedup_a_list_of_strings() -> None:
+    rows = neardup.dedup([PAGE, "something else entirely", PAGE + " extra", PAGE])
+    assert rows.column_names == ["row", "id", "cluster", "kept", "kept_row", "reason"]
+    assert rows.column("kept").to_pylist() == [True, True, False, False]
+    assert rows.column("kept_row").to_pylist() == [0, 1, 0, 0]
+    assert rows.column("reason").to_pylist() == ["kept:first", "unique", "duplicate:near",
+                                                 "duplicate:identical"]
+
+
+def test_dedup_a_dataframe_with_named_columns() -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame({"key": ["x", "y", "z"], "body": [PAGE, PAGE.upper(), "other"]})
+    rows = neardup.dedup(frame, text="body", id="key", method="minhash").to_pandas()
+    assert list(rows["id"]) == ["x", "y", "z"]
+    assert list(rows["kept"]) == [True, False, True]
+    assert list(rows["reason"]) == ["kept:first", "duplicate:lexical", "unique"]
+
+
+def test_dedup_a_pyarrow_table_and_dicts_agree() -> None:
+    texts = [PAGE, "other words here", PAGE]
+    from_table = neardup.dedup(pa.table({"text": texts}), method="sketch", threshold=1.0)
+    from_dicts = neardup.dedup(({"text": t} for t in texts), method="sketch", threshold=1.0)
+    assert from_table.equals(from_dicts)
+    assert from_table.column("kept_row").to_pylist() == [0, 1, 0]
+
+
+def test_dedup_threshold_one_is_accepted_by_minhash() -> None:
+    rows = neardup.dedup([PAGE, PAGE + " extra", PAGE.upper()], method="minhash", threshold=1.0)
+    assert rows.column("kept_row").to_pylist() == [0, 1, 0]
+
+
+def test_dedup_refuses_what_it_would_ignore_or_cannot_read() -> None:
+    with pytest.raises(neardup.ConfigError, match="no effect with method 'simhash'"):
+        neardup.dedup([PAGE], threshold=0.9)
+    with pytest.raises(neardup.ConfigError, match="no column 'text'"):
+        neardup.dedup(pa.table({"body": [PAGE]}))
+    with pytest.raises(neardup.ConfigError, match="not one text"):
+        neardup.dedup(PAGE)

@@ -31,8 +31,14 @@ def warc_files(shared: Path) -> list[Path]:
 def test_every_real_and_malformed_crawl_goes_through(shared_data: Path, tmp_path: Path) -> None:
     for index, path in enumerate(warc_files(shared_data)):
         out = tmp_path / str(index)
-        run("dedup", str(path), "--out", str(out), "--quiet", "--workers", "1")
+        result = CliRunner().invoke(cli, ["dedup", str(path), "--out", str(out), "--quiet",
+                                          "--workers", "1"], catch_exceptions=False)
         report = summary(out)
+        if report["documents"]:
+            assert result.exit_code == 0, result.output
+        else:  # a run that reads no document fails, saying why (the summary is still written)
+            assert result.exit_code == 1
+            assert result.output.startswith(f"neardup: error: no document read from {path}: ")
         sources = report["sources"]
         assert report["documents"] + sum(sources["skipped"].values()) >= 1, path
         assert {"documents", "pairs", "clusters"} <= {p.stem for p in out.glob("*.parquet")}

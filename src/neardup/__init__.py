@@ -1,32 +1,60 @@
-"""neardup: exact and near-duplicate detection for web crawls and text corpora."""
+"""neardup: exact and near-duplicate detection for web crawls and text corpora.
 
-from neardup.config import (
-    DedupConfig,
-    ExactConfig,
-    MinHashConfig,
-    ShingleConfig,
-    SimHashConfig,
-    SketchConfig,
-    StoreConfig,
-    TextConfig,
-)
-from neardup.document import Document
-from neardup.errors import ConfigError, NeardupError, OutputError, SourceError
-from neardup.fingerprints import (
-    MinHash,
-    SimHash,
-    Sketcher,
-    estimate_containment,
-    estimate_jaccard,
-    estimate_resemblance,
-    simhash_from_hashes,
-)
-from neardup.index import HammingDesign, LSHBands, hamming_pairs, lsh_pairs
-from neardup.index.segmented import HammingIndex
-from neardup.pipeline import DedupResult, find_duplicates
-from neardup.sources import SourceStats, open_sources
-from neardup.store import Store, StoreMatch, open_store
-from neardup.text.canonical import canonical_text
+The public names are imported on first use (PEP 562), so that ``import neardup`` and the
+command line's ``--help`` start without loading numpy, numba or pyarrow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from neardup.config import (
+        DedupConfig,
+        ExactConfig,
+        MinHashConfig,
+        ShingleConfig,
+        SimHashConfig,
+        SketchConfig,
+        StoreConfig,
+        TextConfig,
+    )
+    from neardup.document import Document
+    from neardup.errors import ConfigError, NeardupError, OutputError, SourceError
+    from neardup.fingerprints import (
+        MinHash,
+        SimHash,
+        Sketcher,
+        estimate_containment,
+        estimate_jaccard,
+        estimate_resemblance,
+        simhash_from_hashes,
+    )
+    from neardup.index import HammingDesign, LSHBands, hamming_pairs, lsh_pairs
+    from neardup.index.segmented import HammingIndex
+    from neardup.pipeline import DedupResult, find_duplicates
+    from neardup.pipeline.library import dedup
+    from neardup.sources import SourceStats, open_sources
+    from neardup.store import Store, StoreMatch, open_store
+    from neardup.text.canonical import canonical_text
+
+_HOMES = {
+    "neardup.config": ("DedupConfig", "ExactConfig", "MinHashConfig", "ShingleConfig",
+                       "SimHashConfig", "SketchConfig", "StoreConfig", "TextConfig"),
+    "neardup.document": ("Document",),
+    "neardup.errors": ("ConfigError", "NeardupError", "OutputError", "SourceError"),
+    "neardup.fingerprints": ("MinHash", "SimHash", "Sketcher", "estimate_containment",
+                             "estimate_jaccard", "estimate_resemblance", "simhash_from_hashes"),
+    "neardup.index": ("HammingDesign", "LSHBands", "hamming_pairs", "lsh_pairs"),
+    "neardup.index.segmented": ("HammingIndex",),
+    "neardup.pipeline": ("DedupResult", "find_duplicates"),
+    "neardup.pipeline.library": ("dedup",),
+    "neardup.sources": ("SourceStats", "open_sources"),
+    "neardup.store": ("Store", "StoreMatch", "open_store"),
+    "neardup.text.canonical": ("canonical_text",),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "ConfigError",
@@ -53,6 +81,7 @@ __all__ = [
     "StoreMatch",
     "TextConfig",
     "canonical_text",
+    "dedup",
     "estimate_containment",
     "estimate_jaccard",
     "estimate_resemblance",
@@ -63,3 +92,15 @@ __all__ = [
     "open_store",
     "simhash_from_hashes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'neardup' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

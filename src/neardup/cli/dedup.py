@@ -10,6 +10,9 @@ from typing import Any
 import click
 
 from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.help import GroupedCommand
+from neardup.cli.interrupt import exit_interrupted
+from neardup.cli.summary import no_documents_message, render_summary
 from neardup.config import (
     DEDUP_METHODS,
     DedupConfig,
@@ -19,29 +22,45 @@ from neardup.config import (
     SketchConfig,
     TextConfig,
 )
-from neardup.errors import SourceError
+from neardup.errors import NeardupError, SourceError
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
+from neardup.output.folder import WORK_DIR, claim_output
 from neardup.pipeline.dedup import DedupResult, find_duplicates
 from neardup.pipeline.executor import default_workers
+from neardup.pipeline.library import THRESHOLD_METHODS
 from neardup.sources import open_sources
 
-__all__ = ["WORK_DIR", "dedup_command", "run_dedup"]
+__all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
+           "run_dedup"]
 
-WORK_DIR = ".neardup-work"
-"""The work directory's name inside ``--out`` when ``--work`` is not given."""
+class NoDocumentsError(NeardupError):
+    """A run read no document; the message says what was found instead."""
 
 
-def _stage_progress() -> Any:
-    """A callback (stage, done, total) that shows on a terminal, or None in a pipe."""
-    import sys
+SECTIONS = {
+    "Input and output": ("out", "fmt", "force", "media", "main_content", "links"),
+    "Method": ("method", "keep", "min_resemblance", "shingle_width"),
+    "simhash": ("max_hamming", "simhash_width", "simhash_weights"),
+    "minhash and sketch": ("threshold",),
+    "sketch and supershingle": ("sketch_spec", "sketch_width", "sketch_bits", "sketch_adaptive",
+                                "supershingle_size", "drop_common", "relation"),
+    "chunks, smfa and shingle-paragraphs": ("chunk_spec", "min_shared", "algorithm", "buckets",
+                                            "hashes", "pilot", "segments", "level",
+                                            "min_chars", "iterations"),
+    "Running": ("workers", "work", "memory_limit", "partition_docs", "against", "quiet",
+                "help"),
+}
+"""The headings of ``neardup dedup --help``."""
 
-    if not sys.stderr.isatty():
-        return None
-
-    def show(stage: str, done: int, total: int) -> None:
-        click.echo(f"\r{stage}: {done}/{total} input files", nl=done == total, err=True)
-
-    return show
+def _check_threshold(method: str, threshold: float | None) -> None:
+    """--threshold is read by minhash and sketch only: refuse it elsewhere, never ignore it."""
+    if threshold is not None and method not in THRESHOLD_METHODS:
+        hint = {"simhash": "simhash pairs documents within --k bits; --min-resemblance drops "
+                           "weak pairs after verification",
+                "chunks": "chunks pairs by shared chunks: see --min-shared",
+                "shingle-paragraphs": "see --level"}.get(method, "")
+        raise click.UsageError(f"--threshold has no effect with --method {method}: it is read "
+                               f"by minhash and sketch" + (f" ({hint})" if hint else ""))
 
 
 def _check_inputs(inputs: tuple[str, ...]) -> None:
@@ -58,6 +77,7 @@ def run_dedup(
     from neardup.cli.progress import progress_counter
 
     _check_inputs(inputs)
+    claim_output(out)
     started = time.perf_counter()
     reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
     with progress_counter("dedup", show_progress) as progress:
@@ -65,24 +85,30 @@ def run_dedup(
     summary: dict[str, Any] = {"inputs": list(inputs), "method": config.method, "media": media,
                                "sources": reader.stats.as_dict(), **result.stats}
     summary["seconds"]["total"] = round(time.perf_counter() - started, 4)
+    if not result.documents:
+        raise NoDocumentsError(no_documents_message(summary))
     write_dedup_outputs(result, out, summary, fmt, with_simhash=config.method == "simhash",
                         with_links=config.links)
     return result, summary
 
 
-@click.command("dedup")
+@click.command("dedup", cls=GroupedCommand, sections=SECTIONS)
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
-              help="Directory for documents, pairs, clusters and summary.json.")
+              help="Folder for documents, pairs, clusters and summary.json; a previous run's "
+                   "tables there are all replaced, a folder holding other files is refused.")
+@click.option("--force", is_flag=True,
+              help="Write into an --out folder that holds files of no neardup run (they are "
+                   "left alone; the run's tables are replaced).")
 @click.option("--method", type=click.Choice(DEDUP_METHODS), default="simhash",
               show_default=True, help="Near-duplicate method run after the exact levels.")
 @click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
-@click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
               default=None,
-              help="minhash: resemblance threshold of LSH; sketch: estimated resemblance (or "
-                   "containment, --relation contained) of a pair [default: 0.8 for minhash, "
-                   "0.5 for sketch].")
+              help="minhash: resemblance threshold of LSH (1: only equal shingle sets); sketch: "
+                   "estimated resemblance (or containment, --relation contained) of a pair "
+                   "[default: 0.8 for minhash, 0.5 for sketch]; refused by the other methods.")
 @click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
               help="Drop verified pairs below this resemblance [default: the threshold for "
                    "minhash, none for simhash].")
@@ -125,7 +151,7 @@ def run_dedup(
                    "(CSS, JavaScript, XML, SVG...); or any payload (binary ones compared at the "
                    "identical level only).")
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="parquet",
-              show_default=True)
+              show_default=True, help="Format of the output tables.")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
 @click.option("--work", "work", type=click.Path(path_type=Path), default=None,
@@ -146,24 +172,36 @@ def run_dedup(
                    "to drop it and why.")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
 @chunk_options
-def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
-                  quiet: bool, work: Path | None, memory_limit: str, partition_docs: int,
-                  against: Path | None, **options: Any) -> None:
+def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, fmt: str,
+                  workers: int, quiet: bool, work: Path | None, memory_limit: str,
+                  partition_docs: int, against: Path | None, **options: Any) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
-    files or directories; - for stdin) and write the clusters to --out."""
+    files or directories; - for stdin) and write the clusters to --out.
+
+    Exits with status 1 when the inputs hold no document, saying what they held instead."""
+    from neardup.cli.progress import stage_progress
     from neardup.engine import EngineOptions, run_engine
     from neardup.overlap.config import parse_bytes
 
     _check_inputs(inputs)
+    _check_threshold(options["method"], options["threshold"])
+    claim_output(out, force=force)
     options["memory_limit"] = memory_limit
     config = config_from_options(options)
     engine = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
                            replace_other=work is None)
-    summary = run_engine(list(inputs), out, config, engine, media=media,  # type: ignore[arg-type]
-                         fmt=fmt, progress=None if quiet else _stage_progress(),
-                         against=against)
+    try:
+        with stage_progress(False if quiet else None) as progress:
+            summary = run_engine(list(inputs), out, config, engine,
+                                 media=media,  # type: ignore[arg-type]
+                                 fmt=fmt, progress=progress, against=against)
+    except KeyboardInterrupt:
+        exit_interrupted(f"no table written to {out}; the finished steps stay in "
+                         f"{engine.work}, and the same command resumes from them")
+    if not summary["documents"]:
+        raise NoDocumentsError(no_documents_message(summary))
     if not quiet:
         click.echo(render_summary(summary, out))
 
@@ -200,29 +238,3 @@ def _broder_options(options: dict[str, Any]) -> dict[str, Any]:
     return {"sketch": sketch, "supershingle_size": options.get("supershingle_size", 6),
             "drop_common": 1000 if options.get("drop_common") is None else options["drop_common"],
             "relation": options.get("relation", "resemblance")}
-
-
-def render_summary(summary: dict[str, Any], out: Path) -> str:
-    sources = summary["sources"]
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(sources["skipped"].items())) or "none"
-    lines = [
-        f"documents: {summary['documents']} (records {sources['records']}, skipped: {skipped})",
-        f"exact groups: {summary['exact_groups']}",
-        f"clusters: {summary['clusters']} holding {summary['documents_in_clusters']} documents; "
-        f"duplicates: {summary['duplicates']}; kept: {summary['kept']}",
-        f"time: {summary['seconds']['total']:.2f} s; outputs in {out}",
-    ]
-    if "against" in summary:
-        against = summary["against"]
-        lines.insert(1, f"against {against['run']}: {against['old_documents']} old documents; "
-                        f"new: {against['duplicate-of-old']} duplicate old ones, "
-                        f"{against['duplicate-of-new']} duplicate new ones, "
-                        f"{against['keep']} kept")
-    if "near" in summary:
-        near = summary["near"]
-        lines.insert(2, f"near pairs: {near['verified']} verified of {near['candidates']} "
-                        f"candidates ({near['rejected']} rejected)")
-        if near.get("not_html"):
-            lines.insert(3, f"smfa: {near['not_html']} documents are not HTML and got no "
-                            "fingerprint (SMFA reads HTML block segments)")
-    return "\n".join(lines)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from neardup.cli.dedup import render_summary, run_dedup
+from neardup.cli.summary import count
 from neardup.config import DedupConfig
 from neardup.demo.compare import Scorecard, score_against_truth
 from neardup.demo.synthetic import generate_crawl
@@ -31,9 +32,11 @@ def render_scorecard(card: Scorecard) -> str:
 @click.option("--out", type=click.Path(path_type=Path), default=Path("neardup-demo"),
               show_default=True, help="Directory for the crawl, the truth and the outputs.")
 @click.option("--method", type=click.Choice(["exact", "simhash", "minhash"]), default="simhash",
-              show_default=True)
-@click.option("--pages", type=click.IntRange(60, 100_000), default=400, show_default=True)
-@click.option("--seed", type=int, default=7, show_default=True)
+              show_default=True, help="The dedup method run on the crawl.")
+@click.option("--pages", type=click.IntRange(60, 100_000), default=400, show_default=True,
+              help="HTML pages in the synthetic crawl.")
+@click.option("--seed", type=int, default=7, show_default=True,
+              help="Seed of the generator (the same seed writes the same crawl).")
 def demo_command(out: Path, method: str, pages: int, seed: int) -> None:
     """Write a synthetic crawl (WARC) with planted duplicates, run dedup on it, and print what
     was found against what was planted."""
@@ -41,8 +44,9 @@ def demo_command(out: Path, method: str, pages: int, seed: int) -> None:
     warc = out / "crawl.warc.gz"
     truth = generate_crawl(warc, seed=seed, pages=pages)
     (out / "truth.json").write_text(truth.to_json())
-    click.echo(f"wrote {warc}: {truth.responses} pages on {len(truth.hosts)} hosts, "
-               f"{truth.revisits} revisits; planted groups in {out / 'truth.json'}")
+    click.echo(f"wrote {warc}: {count(truth.responses, 'page')} on "
+               f"{count(len(truth.hosts), 'host')}, {count(truth.revisits, 'revisit')}; "
+               f"planted groups in {out / 'truth.json'}")
     config = DedupConfig(method=method, links=True)
     result, summary = run_dedup((str(warc),), out / "dedup", config, workers=1)
     click.echo(render_summary(summary, out / "dedup"))

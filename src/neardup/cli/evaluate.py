@@ -109,7 +109,8 @@ def _methods(text: str) -> tuple[str, ...]:
 @click.option("--simhash-width", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Words per simhash feature.")
 @click.option("--simhash-weights", type=click.Choice(["binary", "tf"]), default="binary",
-              show_default=True)
+              show_default=True,
+              help="simhash: weight of a feature: once, or per occurrence (as for dedup).")
 @click.option("--num-perm", type=click.IntRange(1, 4096), default=128, show_default=True,
               help="Min-hash permutations.")
 @click.option("--curve", "curve", type=click.Path(path_type=Path), default=None,

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from neardup.cli.summary import count
+
 __all__ = ["report_command"]
 
 
@@ -46,6 +48,7 @@ def report_command(sources: tuple[Path, ...], stores: tuple[Path, ...], output: 
     written = write_report(report, output, json_path)
     for section in report.sections:
         state = (f"omitted: {section.omitted}" if section.omitted is not None
-                 else f"{len(section.figures)} figure(s), {len(section.stats)} numbers")
+                 else f"{count(len(section.figures), 'figure')}, "
+                      f"{count(len(section.stats), 'number')}")
         click.echo(f"{section.title}: {state}")
     click.echo(f"wrote {', '.join(str(p) for p in written)}")

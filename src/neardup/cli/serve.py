@@ -48,7 +48,8 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
               help="The store directory (created if absent).")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind (loopback unless told otherwise).")
-@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
+              help="TCP port to listen on.")
 @click.option("--token-file", type=click.Path(path_type=Path), default=None,
               help="File holding the write token [default: STORE/service.token, made once].")
 @click.option("--max-body-bytes", type=click.IntRange(1024), default=8 << 20,

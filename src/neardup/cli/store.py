@@ -5,12 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
+from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
+from neardup.cli.progress import progress_counter
+from neardup.cli.summary import count as _count
 from neardup.config import StoreConfig, TableSpec, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
@@ -86,26 +89,53 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
     reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
-    with open_store(store_dir, config) as store:
-        report = store.add(reader, sweep=sweep, workers=workers or default_workers())
-        store.flush()
-        summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
-                                   "documents_in_store": len(store),
-                                   "segments": len(store.segments),
-                                   "sources": reader.stats.as_dict()}
+    before: list[int] = []
+    try:
+        with open_store(store_dir, config) as store:
+            before.append(len(store))
+            with progress_counter("index") as progress:
+                report = store.add(reader, sweep=sweep, workers=workers or default_workers(),
+                                   progress=progress)
+            store.flush()
+            summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
+                                       "documents_in_store": len(store),
+                                       "segments": len(store.segments),
+                                       "sources": reader.stats.as_dict()}
+    except KeyboardInterrupt:
+        _interrupted_index(store_dir, before)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
-        click.echo(f"added {report.added} documents to {store_dir} ({summary['documents_in_store']}"
-                   f" stored, {summary['segments']} segments); {report.already_stored} "
-                   f"already-stored (same id and bytes, skipped); {report.matched_stored} had a "
-                   f"near-copy stored before, {report.matched_in_batch} one added with them")
+        click.echo(f"added {_count(report.added, 'document')} to {store_dir} "
+                   f"({_count(summary['documents_in_store'], 'document')} stored, "
+                   f"{_count(summary['segments'], 'segment')}); {report.already_stored:,} "
+                   f"already-stored (same id and bytes, skipped); {report.matched_stored:,} had a "
+                   f"near-copy stored before, {report.matched_in_batch:,} one added with them")
+
+
+def _when(sweep: str | None, fetched: str | None) -> str:
+    """``sweep 2024, fetched 2024-05-01T...``, leaving out what is unknown."""
+    parts = [f"sweep {sweep}" if sweep else "no sweep", f"fetched {fetched}" if fetched else ""]
+    return ", ".join(part for part in parts if part)
+
+
+def _interrupted_index(store_dir: Path, before: list[int]) -> NoReturn:
+    """Ctrl-C during ``index``: say what the store kept (every committed batch), exit 130."""
+    if not before:
+        exit_interrupted("before the store was opened")
+    with open_store(store_dir, read_only=True) as store:
+        stored = len(store)  # read back from the insert log: what was acknowledged
+    exit_interrupted(f"{store_dir} keeps {stored - before[0]:,} added by this run, "
+                     f"{stored:,} documents in all (committed batches stay; the rest was not "
+                     "added)")
 
 
 def _query_document(path: str | None, text: str | None) -> Document:
     if text is not None:
         return Document(id="query", raw=text.encode("utf-8"), kind="text")
     assert path is not None
+    if path != "-" and not Path(path).exists():
+        raise SourceError(path, "no such file or directory")
     docs = list(open_sources([path], media="any"))
     if not docs:
         raise SourceError(path, "holds no document to query with")
@@ -180,8 +210,8 @@ def compact_command(store_dir: Path) -> None:
     """Merge the store's segments into one."""
     with open_store(store_dir, create=False) as store:
         merged = store.compact()
-        click.echo(f"{store_dir}: {merged} segments merged into {len(store.segments)}; "
-                   f"{len(store)} documents")
+        click.echo(f"{store_dir}: {_count(merged, 'segment')} merged into "
+                   f"{_count(len(store.segments), 'segment')}; {_count(len(store), 'document')}")
 
 
 @click.command("lost-and-found")
@@ -199,12 +229,14 @@ def lost_and_found_command(url: str | None, store_dir: Path, report: bool,
     with open_store(store_dir, read_only=True) as store:
         sightings, order = store.sightings()
     if url is not None:
+        if not any(s.url == url for s in sightings):
+            raise SourceError(url, f"no document with this URL in {store_dir}")
         found = most_recent_url(sightings, url, order)
         if as_json:
             click.echo(json.dumps(None if found is None else dataclasses.asdict(found)))
         else:
             click.echo("no other URL holds this content" if found is None else
-                       f"{found.url}  (sweep {found.sweep}, fetched {found.fetched})")
+                       f"{found.url}  ({_when(found.sweep, found.fetched)})")
         return
     gone = lost_and_found_report(sightings, order)
     if as_json:
@@ -213,5 +245,5 @@ def lost_and_found_command(url: str | None, store_dir: Path, report: bool,
     for item in gone:
         to = item.replacement.url if item.replacement else "(gone)"
         click.echo(f"{item.url}  ->  {to}")
-    click.echo(f"{len(gone)} URLs gone from the latest sweep; "
+    click.echo(f"{_count(len(gone), 'URL')} gone from the latest sweep; "
                f"{sum(r.replacement is not None for r in gone)} found elsewhere")

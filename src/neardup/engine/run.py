@@ -40,6 +40,7 @@ from neardup.engine.near import near_tables, run_near
 from neardup.engine.outputs import TableSink, write_outputs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.workdir import WorkDir, write_atomic
+from neardup.pipeline.executor import ignore_interrupts, stop_pool
 from neardup.pipeline.pairs import Pairs
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
@@ -118,15 +119,25 @@ def _mapper(workers: int) -> Callable[[Callable[[Any], dict[str, Any]], Iterator
         if workers <= 1:
             yield from map(function, tasks)
             return
-        with ProcessPoolExecutor(workers) as pool:
-            flight: deque[Future[dict[str, Any]]] = deque()
-            for task in tasks:
-                flight.append(pool.submit(function, task))
-                if len(flight) >= 2 * workers:
-                    yield flight.popleft().result()
-            while flight:
-                yield flight.popleft().result()
+        with ProcessPoolExecutor(workers, initializer=ignore_interrupts) as pool:
+            try:
+                yield from _in_flight(pool, function, tasks, 2 * workers)
+            except BaseException:  # Ctrl-C or an error: end the workers now, quietly
+                stop_pool(pool)
+                raise
     return run
+
+
+def _in_flight(pool: ProcessPoolExecutor, function: Callable[[Any], dict[str, Any]],
+               tasks: Iterator[Any], most: int) -> Iterator[dict[str, Any]]:
+    """The results of ``tasks`` in order, with at most ``most`` submitted and not yet taken."""
+    flight: deque[Future[dict[str, Any]]] = deque()
+    for task in tasks:
+        flight.append(pool.submit(function, task))
+        if len(flight) >= most:
+            yield flight.popleft().result()
+    while flight:
+        yield flight.popleft().result()
 
 
 def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
@@ -181,15 +192,19 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     records = run_fingerprint(work, jobs, _mapper(options.workers), report,
                               workers=options.workers)
     laps.lap("read_extract_fingerprint")
+    _step(progress, "exact", 0)
     catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
     exact = run_exact(work, catalog, options.budget)
     laps.lap("exact")
+    _step(progress, "near", 0)
     near_folder, near = run_near(work, config, catalog, exact.survivors(), options.budget)
     laps.lap("near_candidates_and_verification")
+    _step(progress, "cluster", 0)
     pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin",
                   near_folder / "pairs.bin"]
     clusters = run_cluster(work, catalog, config.keep, pair_files, options.budget)
     laps.lap("cluster")
+    _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
                   with_simhash=config.method == "simhash", links=config.links,
@@ -200,6 +215,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     old = sum(part.count for part in catalog.parts[:len(old_parts)])
     decided = restrict_to_new(out, fmt, old) if against else None
     laps.lap("outputs")
+    _step(progress, "outputs", 1)
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
                        clusters.stats, options)
     if decided is not None:
@@ -209,6 +225,12 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
         "total": round(time.perf_counter() - started, 4)}
     write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
+
+
+def _step(progress: Callable[[str, int, int], None] | None, stage: str, done: int) -> None:
+    """Tell the display a stage without inner counts has started (0 of 1) or ended (1 of 1)."""
+    if progress is not None:
+        progress(stage, done, 1)
 
 
 def _write_rows(out: Path, name: str, fmt: str, rows: list[dict[str, object]]) -> None:

@@ -46,9 +46,14 @@ def _error(bands: int, rows: int, threshold: float, fp_weight: float) -> float:
 
 
 def choose_bands(num_perm: int, threshold: float, fp_weight: float = 0.5) -> LSHBands:
-    """The (bands, rows) with bands * rows <= num_perm that minimise the weighted error."""
-    if not 0.0 < threshold < 1.0:
-        raise ConfigError(f"threshold={threshold!r}: must be in (0, 1) for LSH")
+    """The (bands, rows) with bands * rows <= num_perm that minimise the weighted error.
+
+    At threshold 1 no banding misses a pair (equal sets have equal signatures), and one band of
+    every row admits the fewest others."""
+    if not 0.0 < threshold <= 1.0:
+        raise ConfigError(f"threshold={threshold!r}: must be in (0, 1] for LSH")
+    if threshold == 1.0:
+        return LSHBands(1, num_perm)
     best = LSHBands(1, num_perm)
     best_error = _error(1, num_perm, threshold, fp_weight)
     for bands in range(1, num_perm + 1):

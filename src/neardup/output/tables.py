@@ -65,17 +65,7 @@ def documents_table(result: DedupResult, with_simhash: bool) -> pa.Table:
 
 def pairs_columns(pairs: Pairs) -> dict[str, Any]:
     """The columns of the ``pairs`` table for ``pairs``, in their order."""
-    return {
-        "a": pa.array(pairs.a, pa.int64()), "b": pa.array(pairs.b, pa.int64()),
-        "method": pa.array(pairs.method_names(), pa.string()),
-        "relation": pa.array(pairs.relation_names(), pa.string()),
-        "hamming": pa.array(pairs.hamming, pa.int64(), mask=pairs.hamming < 0),
-        "estimate": pa.array(pairs.estimate, pa.float64(), mask=np.isnan(pairs.estimate)),
-        "resemblance": pa.array(pairs.resemblance, pa.float64()),
-        "containment_ab": pa.array(pairs.containment_ab, pa.float64()),
-        "containment_ba": pa.array(pairs.containment_ba, pa.float64()),
-        "shared": pa.array(pairs.shared, pa.int64(), mask=pairs.shared < 0),
-    }
+    return pairs.columns()
 
 
 def pairs_table(result: DedupResult) -> pa.Table:

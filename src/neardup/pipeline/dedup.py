@@ -9,8 +9,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from neardup.document import Document
 from neardup.pipeline.exact import collapse_exact
 from neardup.pipeline.executor import ordered_map
 from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
+from neardup.pipeline.inputs import documents_from
 from neardup.pipeline.methods import near_method
 from neardup.pipeline.pairs import Pairs
 
@@ -47,6 +49,30 @@ class DedupResult:
     @property
     def duplicates(self) -> int:
         return int(np.count_nonzero(self.kept_doc != np.arange(self.kept_doc.size)))
+
+    @property
+    def kept(self) -> npt.NDArray[np.bool_]:
+        """Per document: is it the survivor of its cluster (a unique document is)?"""
+        return np.asarray(self.kept_doc == np.arange(self.kept_doc.size))
+
+    def table(self) -> Any:
+        """One row per document (a pyarrow Table): doc, id, cluster (its smallest doc), kept,
+        kept_doc, reason (``unique``, ``kept:<policy>``, ``duplicate:<relation>``)."""
+        import pyarrow as pa
+
+        return pa.table({
+            "doc": pa.array(np.arange(self.kept_doc.size), pa.int64()),
+            "id": pa.array([p.id for p in self.documents], pa.string()),
+            "cluster": pa.array(self.cluster, pa.int64()),
+            "kept": pa.array(self.kept, pa.bool_()),
+            "kept_doc": pa.array(self.kept_doc, pa.int64()),
+            "reason": pa.array(self.reasons, pa.string())})
+
+    def pairs_table(self) -> Any:
+        """Every verified pair (a pyarrow Table), method and relation by name."""
+        import pyarrow as pa
+
+        return pa.table(self.pairs.columns())
 
 
 def _link_revisits(prints: list[DocumentPrints]) -> tuple[list[DocumentPrints], I64, int]:
@@ -110,15 +136,19 @@ def _collect(docs: Iterable[Document], config: DedupConfig, workers: int,
 
 
 def find_duplicates(
-    docs: Iterable[Document],
+    docs: Iterable[Document | str | Mapping[str, Any]],
     config: DedupConfig = DedupConfig(),
     *,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> DedupResult:
-    """Find exact and near-duplicate documents and cluster them (see the module docstring)."""
+    """Find exact and near-duplicate documents and cluster them (see the module docstring).
+
+    ``docs`` are Documents, or plain strings and dicts with a ``text`` field (see
+    :func:`neardup.pipeline.inputs.documents_from`; :func:`neardup.dedup` takes tables too)."""
     timer = _StageTimer()
-    prints, revisit_of, missing = _link_revisits(_collect(docs, config, workers, progress))
+    documents = documents_from(docs)
+    prints, revisit_of, missing = _link_revisits(_collect(documents, config, workers, progress))
     timer.lap("read_extract_fingerprint")
     count = len(prints)
     levels = {name: np.array([getattr(p, name) for p in prints], dtype=np.uint64)

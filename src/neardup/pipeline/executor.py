@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TypeVar
 
-__all__ = ["default_workers", "ordered_map"]
+__all__ = ["default_workers", "ignore_interrupts", "ordered_map", "stop_pool"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -24,8 +25,23 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def ignore_interrupts() -> None:
+    """In a worker: leave Ctrl-C to the parent, which stops the pool (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers now (Ctrl-C, or an error in the parent)."""
+    workers = dict(getattr(pool, "_processes", None) or {})  # taken before shutdown clears it
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers.values():
+        if worker.is_alive():
+            worker.terminate()
+
+
 def _init_worker(factory: Callable[[], Callable[[T], R]]) -> None:
     global _worker_fn
+    ignore_interrupts()
     _worker_fn = factory()
 
 
@@ -54,9 +70,13 @@ def ordered_map(
         return
     with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(factory,)) as pool:
         pending: list[Future[list[object]]] = []
-        for batch in _batches(items, batch_size):
-            pending.append(pool.submit(_run_batch, list(batch)))
-            if len(pending) >= 4 * workers:
-                yield from pending.pop(0).result()  # type: ignore[misc]
-        for future in pending:
-            yield from future.result()  # type: ignore[misc]
+        try:
+            for batch in _batches(items, batch_size):
+                pending.append(pool.submit(_run_batch, list(batch)))
+                if len(pending) >= 4 * workers:
+                    yield from pending.pop(0).result()  # type: ignore[misc]
+            for future in pending:
+                yield from future.result()  # type: ignore[misc]
+        except BaseException:
+            stop_pool(pool)
+            raise

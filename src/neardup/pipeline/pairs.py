@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -73,3 +74,20 @@ class Pairs:
 
     def relation_names(self) -> list[str]:
         return [RELATIONS[code] for code in self.relation.tolist()]
+
+    def columns(self) -> dict[str, Any]:
+        """The pairs as pyarrow columns, ``method`` and ``relation`` by name (the ``pairs``
+        table's schema); a score not computed is null."""
+        import pyarrow as pa
+
+        return {
+            "a": pa.array(self.a, pa.int64()), "b": pa.array(self.b, pa.int64()),
+            "method": pa.array(self.method_names(), pa.string()),
+            "relation": pa.array(self.relation_names(), pa.string()),
+            "hamming": pa.array(self.hamming, pa.int64(), mask=self.hamming < 0),
+            "estimate": pa.array(self.estimate, pa.float64(), mask=np.isnan(self.estimate)),
+            "resemblance": pa.array(self.resemblance, pa.float64()),
+            "containment_ab": pa.array(self.containment_ab, pa.float64()),
+            "containment_ba": pa.array(self.containment_ba, pa.float64()),
+            "shared": pa.array(self.shared, pa.int64(), mask=self.shared < 0),
+        }

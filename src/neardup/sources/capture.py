@@ -103,6 +103,8 @@ def _accept(c: Capture, ctx: ReadContext, source: str) -> Document | str:
     if c.http is not None and c.http.status != 200:
         return "not-200"
     ctype = _content_type(c)
+    if ctype is not None and "\x00" in ctype:
+        return "bad-http"  # a NUL byte in a header: damaged
     verdict = kind_of_media(media_type(ctype), ctx.media)
     if verdict == "reject":
         return "not-html"

@@ -103,7 +103,7 @@ def charset_of(content_type: str | None) -> str | None:
             label = value.strip().strip("\"'").lower()
             try:
                 codecs.lookup(label)
-            except LookupError:
+            except (LookupError, ValueError):  # unknown, or not a name (a NUL byte)
                 return None
             return label or None
     return None
@@ -169,12 +169,31 @@ def _inflate(body: bytes, wbits: int, limit: int) -> bytes | None:
         return None
 
 
-def _brotli(body: bytes) -> bytes | None:
+def _brotli(body: bytes, limit: int) -> bytes | None:
+    """Brotli-decode at most ``limit`` bytes (a bomb stops at the cap, like gzip's)."""
     try:
-        module = importlib.import_module("brotli")
-        return bytes(module.decompress(body))
-    except Exception:  # brotli absent, or raises its own error type
+        engine = importlib.import_module("brotli").Decompressor()
+    except ImportError:
         return None
+    out = bytearray()
+    try:
+        out += engine.process(body, output_buffer_limit=limit)
+        while len(out) < limit and not engine.is_finished() and not engine.can_accept_more_data():
+            out += engine.process(b"", output_buffer_limit=limit - len(out))
+    except TypeError:  # brotli < 1.2: no output limit; feed small pieces, stop at the cap
+        out = _brotli_pieces(engine, body, limit)
+    except Exception:  # brotli raises its own error type on damaged data
+        return None
+    return bytes(out[:limit])
+
+
+def _brotli_pieces(engine: object, body: bytes, limit: int) -> bytearray:
+    out = bytearray()
+    for start in range(0, len(body), 256):
+        out += engine.process(body[start:start + 256])  # type: ignore[attr-defined]
+        if len(out) >= limit:
+            break
+    return out
 
 
 def _looks_textual(body: bytes) -> bool:
@@ -197,7 +216,7 @@ def decode_body(body: bytes, headers: Mapping[str, str], limit: int) -> bytes | 
     elif coding == "deflate":
         decoded = _inflate(body, 15, limit) or _inflate(body, -15, limit)
     elif coding == "br":
-        decoded = _brotli(body)
+        decoded = _brotli(body, limit)
     else:
         decoded = None
     if decoded:

@@ -5,6 +5,9 @@ Column conventions: :mod:`neardup.sources.rows`. A line that is not a JSON objec
 gzip stream that ends early stops the file (``truncated-record``) after the lines read so far.
 With a :class:`~neardup.sources.blocks.BlockCursor`, only the lines of the cursor's blocks are
 parsed (the block of a line is its line number, blank lines included, over the block size).
+A line longer than :func:`line_cap` (four times the payload cap: room for JSON escapes) is
+skipped unread (``too-large``), so a gzip bomb of one endless line costs no more memory than the
+cap, as for every other decompressed input.
 """
 
 from __future__ import annotations
@@ -20,7 +23,23 @@ from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
 from neardup.sources.rows import row_to_document
 
-__all__ = ["read_jsonl", "read_jsonl_stream", "read_lines"]
+__all__ = ["line_cap", "read_jsonl", "read_jsonl_stream", "read_lines"]
+
+
+def line_cap(max_bytes: int) -> int:
+    """The longest JSONL line read, for a payload cap of ``max_bytes``."""
+    return 4 * max_bytes + (1 << 16)
+
+
+def _bounded_lines(stream: BinaryIO | gzip.GzipFile, cap: int) -> Iterator[bytes | None]:
+    """The lines of ``stream``; None for a line longer than ``cap`` (read past, never held)."""
+    while line := stream.readline(cap + 1):
+        if len(line) <= cap or line.endswith(b"\n"):
+            yield line
+            continue
+        while (rest := stream.readline(1 << 20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
 
 
 def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext,
@@ -33,13 +52,14 @@ def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext,
 def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext,
                       cursor: BlockCursor | None = None) -> Iterator[Document]:
     """Documents from a JSONL byte stream (a file or stdin)."""
+    cap = line_cap(ctx.max_bytes)
     if not gz:
-        yield from _lines(raw, source, ctx, cursor, [0])
+        yield from _lines(_bounded_lines(raw, cap), source, ctx, cursor, [0])
         return
     seen = [0]
     with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
         try:
-            yield from _lines(unzipped, source, ctx, cursor, seen)
+            yield from _lines(_bounded_lines(unzipped, cap), source, ctx, cursor, seen)
         except (EOFError, zlib.error, gzip.BadGzipFile) as err:
             if cursor is not None and not cursor.owns_record(seen[0]):
                 return
@@ -53,13 +73,19 @@ def read_lines(lines: Iterable[bytes], source: str, ctx: ReadContext, *,
     yield from _lines(lines, source, ctx, None, [0], first)
 
 
-def _lines(lines: Iterable[bytes], source: str, ctx: ReadContext, cursor: BlockCursor | None,
-           seen: list[int], first: int = 1) -> Iterator[Document]:
+def _lines(lines: Iterable[bytes | None], source: str, ctx: ReadContext,
+           cursor: BlockCursor | None, seen: list[int], first: int = 1) -> Iterator[Document]:
     """The documents of the lines (those of ``cursor``'s blocks); ``seen[0]`` counts the lines
     read so far."""
     for lineno, line in enumerate(lines, start=first):
         seen[0] = lineno
         if cursor is not None and not cursor.take(lineno - 1):
+            continue
+        if line is None or len(line) > line_cap(ctx.max_bytes):
+            ctx.stats.records += 1
+            ctx.stats.skip("too-large")
+            ctx.stats.error(f"{source}: line {lineno}: longer than "
+                            f"{line_cap(ctx.max_bytes):,} bytes; skipped")
             continue
         if not line.strip():
             continue

@@ -47,6 +47,13 @@ def _unreadable(stats: SourceStats, path: str, err: OSError) -> None:
     stats.error(f"{path}: cannot read ({err.strerror or err})")
 
 
+def _damaged(stats: SourceStats, path: str, err: Exception) -> None:
+    """A file whose reading failed in a way no reader foresaw: counted, the next file is read."""
+    stats.skip("bad-record")
+    stats.error(f"{path}: damaged ({type(err).__name__}: {err}); the rest of this file "
+                "was skipped")
+
+
 def _walk(folder: str, stats: SourceStats) -> Iterator[_Input]:
     """Files under ``folder``, depth first, entries sorted by name at each level (so the order
     is that of the sorted paths); hidden entries and symbolic links to folders are skipped."""
@@ -162,6 +169,8 @@ def _read_all(paths: Sequence[str], ctx: ReadContext) -> Generator[Document, Non
                 yield from _read_path(item, ctx)
         except OSError as err:  # an I/O failure in the middle of a file
             _unreadable(ctx.stats, item.path, err)
+        except Exception as err:  # never end the whole read for one bad file
+            _damaged(ctx.stats, item.path, err)
 
 
 class SourceReader:

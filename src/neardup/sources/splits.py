@@ -21,7 +21,7 @@ from typing import Final
 from neardup.document import Document
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
-from neardup.sources.reader import _expand, _Input, _read_path, _unreadable
+from neardup.sources.reader import _damaged, _expand, _Input, _read_path, _unreadable
 from neardup.sources.sniff import Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
 
@@ -94,6 +94,9 @@ def read_split(split: InputSplit, cursor: BlockCursor, *, media: Media = "html",
     except OSError as err:
         if split.blocks.counts_file:
             _unreadable(cursor.stats, split.path, err)
+    except Exception as err:  # never end the whole run for one bad file
+        if split.blocks.counts_file:
+            _damaged(cursor.stats, split.path, err)
 
 
 def merge_stats(parts: Sequence[dict[str, object]],

@@ -27,6 +27,7 @@ reason                 meaning
 ``unsupported-stdin``  a format that cannot be streamed from stdin (Parquet)
 ``json-error``         a JSONL line that is not a JSON object
 ``missing-text``       a JSONL line or Parquet row with neither ``text`` nor ``html``
+``too-large``          a JSONL line longer than four times the payload cap (never read whole)
 =====================  ==========================================================================
 
 Payloads longer than ``max_bytes`` are kept, cut to ``max_bytes``, and counted in
@@ -63,6 +64,7 @@ SKIP_REASONS: Final = (
     "unsupported-stdin",
     "json-error",
     "missing-text",
+    "too-large",
 )
 
 

@@ -1,0 +1,84 @@
+"""In-memory inputs as Documents: plain strings, dicts, pandas DataFrames and pyarrow Tables.
+
+``documents_from`` turns what a library user has at hand into :class:`Document` objects, one per
+row, in order, numbered by position when no id column is named. Anything else fails with a
+:class:`ConfigError` naming the row and what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Literal
+
+from neardup.document import Document
+from neardup.errors import ConfigError
+
+__all__ = ["TextKind", "documents_from", "is_table", "table_rows"]
+
+TextKind = Literal["text", "html"]
+
+
+def is_table(data: object) -> bool:
+    """A pyarrow Table or a pandas DataFrame (pandas is optional; it is never imported here)."""
+    module = type(data).__module__
+    return (module.startswith("pyarrow") and hasattr(data, "column_names")) or (
+        module.startswith("pandas") and hasattr(data, "columns"))
+
+
+def table_rows(data: Any, columns: dict[str, str | None]) -> Iterator[dict[str, Any]]:
+    """The rows of a pyarrow Table or pandas DataFrame as dicts of the named columns."""
+    import pyarrow as pa
+
+    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
+    wanted = {role: name for role, name in columns.items() if name is not None}
+    for role, name in wanted.items():
+        if name not in table.column_names:
+            raise ConfigError(f"no column {name!r} for the {role} (columns: "
+                              f"{', '.join(map(str, table.column_names)) or 'none'}); "
+                              f"name it with {role}=...")
+    values = {name: table.column(name).to_pylist() for name in wanted.values()}
+    for row in range(table.num_rows):
+        yield {name: column[row] for name, column in values.items()}
+
+
+def _from_mapping(row: Mapping[str, Any], position: int, text: str, id_column: str | None,
+                  url_column: str | None, kind: TextKind) -> Document:
+    if text not in row:
+        raise ConfigError(f"row {position}: no {text!r} field (fields: "
+                          f"{', '.join(map(str, row)) or 'none'}); name it with text=...")
+    value = row[text]
+    if value is not None and not isinstance(value, str | bytes):
+        raise ConfigError(f"row {position}: field {text!r} is {type(value).__name__}, "
+                          "not text")
+    raw = b"" if value is None else value if isinstance(value, bytes) else value.encode()
+    ident = row.get(id_column) if id_column is not None else None
+    url = row.get(url_column) if url_column is not None else None
+    return Document(id=str(position if ident is None else ident), raw=raw, kind=kind,
+                    url=None if url is None else str(url))
+
+
+def _document(item: object, position: int, text: str, id_column: str | None,
+              url_column: str | None, kind: TextKind) -> Document:
+    if isinstance(item, Document):
+        return item
+    if isinstance(item, str):
+        return Document(id=str(position), raw=item.encode("utf-8"), kind=kind)
+    if isinstance(item, bytes):
+        return Document(id=str(position), raw=item, kind=kind)
+    if isinstance(item, Mapping):
+        return _from_mapping(item, position, text, id_column, url_column, kind)
+    raise ConfigError(f"row {position} is a {type(item).__name__}: give strings, dicts with a "
+                      f"{text!r} field, Documents, a pandas DataFrame or a pyarrow Table")
+
+
+def documents_from(data: Iterable[Any] | Any, *, text: str = "text", id: str | None = None,
+                   url: str | None = None, kind: TextKind = "text") -> Iterator[Document]:
+    """One Document per item or row of ``data``, in order (see the module docstring)."""
+    if kind not in ("text", "html"):
+        raise ConfigError(f"kind {kind!r}: use 'text' or 'html'")
+    if isinstance(data, str | bytes):
+        raise ConfigError("give a list of texts, not one text")
+    rows: Iterable[Any] = (table_rows(data, {"text": text, "id": id, "url": url})
+                           if is_table(data) else data)
+    for position, item in enumerate(rows):
+        yield _document(item, position, text, id, url, kind)
