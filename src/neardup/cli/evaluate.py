@@ -68,6 +68,7 @@ def render_evaluation(report: dict[str, Any]) -> str:
              _fmt(m["recall"]), _fmt(m["f1"])] for name, m in report["methods"].items()]
     lines += _table(["method", "rule", "AUC", "threshold", "precision", "recall", "F1"], rows)
     methods = report["methods"]
+    lines += [f"{name}: {m['note']}" for name, m in methods.items() if "note" in m]
     groups = sorted({g for m in methods.values() for g in m["groups"]})
     if len(groups) <= 12:
         lines += ["", "mean value per group (share decided positive):"]
