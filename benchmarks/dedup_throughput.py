@@ -59,7 +59,7 @@ def build_warc(pages_dir: Path, evaldata: Path, copies: int) -> Path:
 def read_and_extract(warc: Path) -> int:
     count = 0
     for doc in open_sources([str(warc)]):
-        document_text(doc, main_content=False)
+        document_text(doc, "full")
         count += 1
     return count
 

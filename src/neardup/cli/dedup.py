@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.text_options import extract_options, template_config, template_options, text_config
 from neardup.config import (
     DEDUP_METHODS,
     DedupConfig,
@@ -17,7 +18,6 @@ from neardup.config import (
     ShingleConfig,
     SimHashConfig,
     SketchConfig,
-    TextConfig,
 )
 from neardup.errors import SourceError
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
@@ -115,7 +115,8 @@ def run_dedup(
                    "that contains at least --threshold of it.")
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default="first", show_default=True, help="Which member of a cluster survives.")
-@click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
+@extract_options
+@template_options
 @click.option("--links", is_flag=True,
               help="Extract the out-links of HTML pages into a links table (doc, url), for "
                    "the link graph of neardup report.")
@@ -167,7 +168,9 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
     simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
                             options["simhash_weights"])
     return DedupConfig(
-        method=options["method"], text=TextConfig(main_content=options["main_content"]),
+        method=options["method"],
+        text=text_config(options.get("extract"), options.get("main_content")),
+        templates=template_config(options),
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
         max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],

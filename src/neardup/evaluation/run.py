@@ -72,6 +72,8 @@ class EvaluationConfig:
     def tag(self) -> str:
         tags = self.dedup.tags
         parts = [tags["verify"], self.dedup.simhash.tag, self.dedup.minhash.tag, tags["exact"]]
+        if self.dedup.text.extract != "full":
+            parts.append(tags["text"])
         return f"evaluate:{self.tokenize}:folds{self.folds}:seed{self.seed}:" + ":".join(parts)
 
 
@@ -227,8 +229,9 @@ def evaluate(labeled: LabeledSet, config: EvaluationConfig = EvaluationConfig(),
         if data is not None and len(data) == 0:
             raise ConfigError(f"{data.source}: no {name} pairs left after label mapping "
                               f"(dropped: {data.dropped})")
-    documents = PairDocuments(labeled.pairs, config.tokenize)
-    dev_documents = None if dev is None else PairDocuments(dev.pairs, config.tokenize)
+    extractor = config.dedup.text.extract
+    documents = PairDocuments(labeled.pairs, config.tokenize, extractor)
+    dev_documents = None if dev is None else PairDocuments(dev.pairs, config.tokenize, extractor)
     if dev is None:
         assignment = stratified_folds(labeled.positive, config.folds, config.seed)
         calibration: dict[str, Any] = {"mode": f"{config.folds}-fold cross-validation",
