@@ -26,7 +26,6 @@ from common import (
     require_data,
     write_results,
 )
-
 from neardup.evaluation.extraction import token_overlap
 from neardup.text.extract import extract
 
