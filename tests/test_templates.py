@@ -82,6 +82,17 @@ def test_without_template_removal_the_frame_decides() -> None:
     assert len({(a, b) for a, b in found if a[0] == b[0]}) > 100
 
 
+def test_template_chunks_leave_the_chunk_counts() -> None:
+    kept = find_duplicates(two_sites(), DedupConfig(method="chunks",
+                                                    templates=TemplateConfig(enabled=False)))
+    removed = find_duplicates(two_sites(), DedupConfig(method="chunks"))
+    before, after = kept.stats["near"], removed.stats["near"]
+    assert isinstance(before, dict) and isinstance(after, dict)
+    assert before["candidates"] > 1000 and after["candidates"] < 10
+    templates = removed.stats["templates"]
+    assert isinstance(templates, dict) and templates["template_chunks"] > 20
+
+
 def test_small_hosts_and_rare_shingles_are_kept() -> None:
     sets = [np.array([1, 2, 3], dtype=np.uint64), np.array([1, 2, 4], dtype=np.uint64),
             np.array([1, 5, 6], dtype=np.uint64)]

@@ -49,6 +49,8 @@ class TemplateSet:
     shingles: dict[int, U64] = field(default_factory=dict)
     pages: dict[int, int] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
+    chunks: int | None = None
+    """Template chunks removed (method ``chunks``), None for the other methods."""
 
     def of(self, key: int) -> U64 | None:
         return self.shingles.get(key)
@@ -62,7 +64,9 @@ class TemplateSet:
         eligible = sum(1 for key, pages in self.pages.items()
                        if key != NO_HOST and pages >= config.min_pages)
         ranked = sorted(counts, key=lambda key: (-counts[key], self.names.get(key, "")))
+        extra = {} if self.chunks is None else {"template_chunks": self.chunks}
         return {"enabled": config.enabled, "share": config.share, "min_pages": config.min_pages,
+                **extra,
                 "hosts": sum(1 for key in self.pages if key != NO_HOST),
                 "hosts_with_enough_pages": eligible,
                 "hosts_with_templates": len(counts),
