@@ -74,7 +74,7 @@ def run_dedup(
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Directory for documents, pairs, clusters and summary.json.")
-@click.option("--method", type=click.Choice(DEDUP_METHODS), default="simhash",
+@click.option("--method", type=click.Choice(DEDUP_METHODS), default="minhash",
               show_default=True, help="Near-duplicate method run after the exact levels.")
 @click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
@@ -84,8 +84,9 @@ def run_dedup(
                    "containment, --relation contained) of a pair [default: 0.8 for minhash, "
                    "0.5 for sketch].")
 @click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
-              help="Drop verified pairs below this resemblance [default: the threshold for "
-                   "minhash, none for simhash].")
+              help="Verification rule: drop pairs whose exact resemblance is below this "
+                   "[default: the threshold for minhash and sketch, 0.5 for the other "
+                   "methods].")
 @click.option("--shingle-width", type=click.IntRange(1, 64), default=5, show_default=True,
               help="Words per shingle for min-hash and for verifying pairs.")
 @click.option("--simhash-width", type=click.IntRange(1, 64), default=1, show_default=True,
