@@ -104,3 +104,35 @@ def test_extractors_on_real_articles_with_their_ground_truth() -> None:
     recall = {name: sum(values) / len(values) for name, values in recalls.items()}
     assert mean["trafilatura"] > mean["main"] > mean["full"]
     assert min(recall.values()) > 0.8
+
+
+def test_index_fixes_the_extractor_and_query_checks_it(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(news_page())
+    store = tmp_path / "store"
+    runner = CliRunner()
+    added = runner.invoke(cli, ["index", str(page), "--store", str(store), "--extract", "main",
+                                "--workers", "1"])
+    assert added.exit_code == 0, added.output
+    found = runner.invoke(cli, ["query", "--store", str(store), str(page), "--extract", "main",
+                                "--json"])
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.output)[0]["distance"] == 0
+    refused = runner.invoke(cli, ["query", "--store", str(store), str(page), "--extract", "full"])
+    assert refused.exit_code != 0 and "extracts main" in refused.output
+
+
+def test_evaluate_extracts_html_pairs_as_asked(tmp_path: Path) -> None:
+    other = news_page().replace(b"Section Sport", b"Section Games").replace(
+        b"Related story about", b"More about")
+    rows = [{"html_a": news_page().decode(), "html_b": other.decode(), "label": "1"},
+            {"html_a": news_page().decode(), "html_b": other.decode(), "label": "0"}]
+    labeled = tmp_path / "pairs.jsonl"
+    labeled.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    values = {}
+    for extractor in ("full", "trafilatura"):
+        result = CliRunner().invoke(cli, ["evaluate", str(labeled), "--method", "jaccard",
+                                          "--folds", "2", "--extract", extractor, "--json"])
+        assert result.exit_code == 0, result.output
+        values[extractor] = json.loads(result.output)["pairs"][0]["jaccard"]
+    assert values["trafilatura"] == 1.0 > values["full"]

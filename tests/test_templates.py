@@ -136,3 +136,26 @@ def test_the_engine_removes_the_same_templates(method: str, tmp_path: Path) -> N
     for name in ("pairs", "clusters"):
         assert (pq.read_table(tmp_path / "engine" / f"{name}.parquet").to_pylist()
                 == pq.read_table(tmp_path / "memory" / f"{name}.parquet").to_pylist())
+
+
+def test_dedup_reports_templates_and_switches_them_off(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from neardup.cli.main import cli
+
+    path = tmp_path / "sites.jsonl"
+    path.write_text("".join(json.dumps({"id": d.id, "url": d.url, "html": d.raw.decode()}) + "\n"
+                            for d in two_sites()))
+    summaries = {}
+    for name, extra in (("on", []), ("off", ["--no-templates"])):
+        result = CliRunner().invoke(cli, ["dedup", str(path), "--out", str(tmp_path / name),
+                                          "--quiet", "--workers", "1", *extra])
+        assert result.exit_code == 0, result.output
+        summaries[name] = json.loads((tmp_path / name / "summary.json").read_text())
+    on, off = summaries["on"]["templates"], summaries["off"]["templates"]
+    assert on["enabled"] and on["per_host"]["a.example"]["pages"] == PAGES
+    assert on["per_host"]["a.example"]["template_shingles"] > 500
+    assert not off["enabled"] and off["template_shingles"] == 0
+    assert summaries["on"]["config"]["templates"] == "templates:0.5:p10"
+    assert summaries["on"]["near"]["verification"] == {"relation": "near", "rule": "resemblance",
+                                                       "threshold": 0.8}
