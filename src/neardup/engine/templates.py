@@ -82,6 +82,7 @@ class ContentReader:
     def __init__(self, config: DedupConfig, catalog: Catalog, templates: TemplateSet) -> None:
         self.catalog = catalog
         self.templates = templates
+        self._keys: dict[str, U64] = {}
         self.minhash = MinHash(config.minhash) if (
             config.method == "minhash"
             and config.minhash.shingles == config.verify_shingles) else None
@@ -95,7 +96,9 @@ class ContentReader:
         flat, offsets = shingle_slices(part.folder, part.kept_rows()[local])
         if not self.active:
             return flat, offsets
-        keys, _ = _host_keys(part)
+        if part.name not in self._keys:
+            self._keys[part.name] = _host_keys(part)[0]
+        keys = self._keys[part.name]
         sentinels = self.catalog.columns(part)["shingle"][local]
         return content_block(flat, offsets, keys[local], sentinels, self.templates)
 

@@ -97,15 +97,16 @@ def templates_of_rows(row_hosts: U64, row_shingles: U64, pages: dict[int, int],
         [[True], (hosts[1:] != hosts[:-1]) | (shingles[1:] != shingles[:-1])]))
     counts = np.diff(np.append(starts, hosts.size))
     run_hosts, run_shingles = hosts[starts], shingles[starts]
+    bounds = np.flatnonzero(np.concatenate([[True], run_hosts[1:] != run_hosts[:-1], [True]]))
     out: dict[int, U64] = {}
-    for key in np.unique(run_hosts).tolist():
-        total = pages.get(int(key), 0)
+    for first, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        key = int(run_hosts[first])
+        total = pages.get(key, 0)
         if total < config.min_pages:
             continue
-        mine = run_hosts == key
-        frequent = run_shingles[mine][counts[mine] > config.share * total]
+        frequent = run_shingles[first:end][counts[first:end] > config.share * total]
         if frequent.size:
-            out[int(key)] = np.sort(frequent)
+            out[key] = frequent  # sorted: the rows were sorted by (host, shingle)
     return out
 
 
