@@ -55,9 +55,6 @@ class TemplateSet:
     def of(self, key: int) -> U64 | None:
         return self.shingles.get(key)
 
-    def merge(self, other: TemplateSet) -> None:
-        self.shingles.update(other.shingles)
-
     def summary(self, config: TemplateConfig) -> dict[str, object]:
         """What ``summary.json`` reports under ``templates``."""
         counts = {key: int(values.size) for key, values in self.shingles.items()}
