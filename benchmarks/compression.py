@@ -77,7 +77,7 @@ def warc_fingerprints(directory: Path) -> list[int]:
     simhash, out = SimHash(), []
     files = sorted(str(p) for p in directory.glob("*.gz"))
     for doc in open_sources(files):
-        canonical = canonical_bytes(document_text(doc, main_content=False))
+        canonical = canonical_bytes(document_text(doc, "full"))
         if canonical:
             out.append(simhash.of_canonical(canonical))
     return out

@@ -72,7 +72,7 @@ from neardup.pipeline.fingerprint import document_text
 from neardup.sources import open_sources
 count = 0
 for doc in open_sources([sys.argv[1]]):
-    document_text(doc, main_content=False)
+    document_text(doc, "full")
     count += 1
 print(count)
 """

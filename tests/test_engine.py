@@ -130,7 +130,7 @@ def test_rerun_skips_finished_stages_and_gives_the_same_outputs(tmp_path: Path) 
 def test_work_directory_of_another_config_is_refused(tmp_path: Path) -> None:
     inputs = write_corpus(tmp_path / "corpus", 30, 1, seed=1)
     options = EngineOptions(work=tmp_path / "work")
-    run_engine(inputs, tmp_path / "out", DedupConfig(), options)
+    run_engine(inputs, tmp_path / "out", DedupConfig(method="simhash"), options)
     with pytest.raises(ConfigError, match=r"method: 'simhash' -> 'minhash'"):
         run_engine(inputs, tmp_path / "out", DedupConfig(method="minhash"), options)
     replaced = EngineOptions(work=tmp_path / "work", replace_other=True)

@@ -272,6 +272,18 @@ def test_cross_validated_report_has_the_fold_details() -> None:
     assert [p["simhash"] for p in report["pairs"]][:3] == [1.0, 0.0, 7.0]  # golden (seed 0)
 
 
+def test_evaluate_says_why_it_refuses_an_all_positive_calibration() -> None:
+    rows = [pair("alpha beta gamma delta epsilon zeta", "one two three four five six", "1",
+                 f"p{i}") for i in range(8)]
+    rows += [pair("alpha beta gamma delta epsilon zeta", "alpha beta gamma delta epsilon zeta x",
+                  "0", f"n{i}") for i in range(2)]
+    data = labeled_set(rows, LabelMap(), "inverted")
+    report = evaluate(data, EvaluationConfig(methods=("jaccard",), folds=2)).as_dict()
+    jaccard = report["methods"]["jaccard"]
+    assert "marks every pair positive" in jaccard["note"]
+    assert jaccard["fp"] + jaccard["tp"] < 10  # not every pair decided positive
+
+
 # -- the command line -----------------------------------------------------------------------------
 
 

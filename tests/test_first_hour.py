@@ -264,7 +264,8 @@ def test_summary_is_in_plain_words(crawl: Path, tmp_path: Path) -> None:
 
 
 def test_threshold_is_refused_where_it_would_be_ignored(crawl: Path, tmp_path: Path) -> None:
-    refused = _run("dedup", str(crawl), "--out", str(tmp_path / "a"), "--threshold", "0.9")
+    refused = _run("dedup", str(crawl), "--out", str(tmp_path / "a"), "--method", "simhash",
+                   "--threshold", "0.9")
     assert refused.exit_code == 2
     assert "--threshold has no effect with --method simhash" in refused.output
     accepted = _run("dedup", str(crawl), "--out", str(tmp_path / "b"), "--method", "minhash",

@@ -13,6 +13,8 @@ from neardup.errors import ConfigError
 from neardup.evaluation.metrics import (
     Confusion,
     ThresholdGrid,
+    accepts_everything,
+    best_threshold,
     choose_threshold,
     confusion_at,
     cross_validate,
@@ -121,6 +123,18 @@ def test_choose_threshold_by_hand_and_ties_go_to_the_strictest() -> None:
     # Both k = 1 and k = 2 (score >= -1, >= -2) catch the one positive alone: k = 1 wins.
     distances = np.array([1.0, 3.0, 4.0])
     assert choose_threshold(-distances, [1, 0, 0], ThresholdGrid(fixed=(0.0, -1.0, -2.0))) == -1.0
+
+
+def test_a_rule_that_marks_every_pair_positive_is_refused() -> None:
+    # Most pairs positive, the scores unrelated to the labels: marking all positive has the
+    # best F1 (0.8), which a calibration must not take for a rule.
+    scores = [0.0, 0.0, 0.0, 0.0, 0.1, 0.2]
+    labels = [1, 1, 0, 1, 0, 1]
+    grid = ThresholdGrid()
+    assert accepts_everything(scores, best_threshold(scores, labels, grid))
+    chosen = choose_threshold(scores, labels, grid)
+    assert not accepts_everything(scores, chosen) and chosen == pytest.approx(0.15)
+    assert choose_threshold([0.3, 0.3], [1, 0], grid) == math.inf  # nothing left to choose
 
 
 def test_stratified_folds_balance_each_class() -> None:

@@ -225,21 +225,24 @@ def test_cli_errors_name_the_input(tmp_path: Path) -> None:
                                      "(give a dedup --out directory)")
 
 
-def test_report_of_demo_output(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["demo", "--out", str(tmp_path), "--pages", "60"],
-                                catch_exceptions=False)
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_report_of_demo_output(tmp_path: Path, method: str) -> None:
+    result = CliRunner().invoke(cli, ["demo", "--out", str(tmp_path), "--pages", "60",
+                                      "--method", method], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     report("--from", str(tmp_path / "dedup"), "-o", str(tmp_path / "demo.html"), "--json")
     _, data = check_report(tmp_path / "demo.html", tmp_path / "demo.json")
     present = [s["key"] for s in data["sections"] if "omitted" not in s]
-    assert present == ["replicas", "clusters", "servers", "savings", "links", "distribution"]
+    fingerprints = ["distribution"] if method == "simhash" else []  # needs simhash column
+    assert present == ["replicas", "clusters", "servers", "savings", "links", *fingerprints]
 
 
 @pytest.mark.slow
 def test_report_of_every_shared_crawl_together(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "dedup"
     result = CliRunner().invoke(cli, ["dedup", str(shared_data / "warc"), "--out", str(out),
-                                      "--links", "--quiet", "--workers", "2"],
+                                      "--method", "simhash", "--links", "--quiet",
+                                      "--workers", "2"],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert (out / "links.parquet").is_file()

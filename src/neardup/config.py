@@ -14,7 +14,9 @@ from neardup.overlap.config import ChunkConfig, OverlapConfig, ParagraphConfig, 
 
 __all__ = [
     "DEDUP_METHODS",
+    "DEFAULT_MIN_RESEMBLANCE",
     "DEFAULT_THRESHOLDS",
+    "EXTRACTORS",
     "ChunkConfig",
     "DedupConfig",
     "ExactConfig",
@@ -26,6 +28,7 @@ __all__ = [
     "SketchConfig",
     "SmfaConfig",
     "StoreConfig",
+    "TemplateConfig",
     "TextConfig",
 ]
 
@@ -36,7 +39,14 @@ DEDUP_METHODS = ("exact", "simhash", "minhash", "sketch", "supershingle", "chunk
 DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5}
 """``DedupConfig.threshold`` when it is left at 0: per method (Broder clustered at 50%
 resemblance); 0.8 for a method not listed."""
+DEFAULT_MIN_RESEMBLANCE = 0.5
+"""The verification rule of the methods whose candidates carry no resemblance threshold of their
+own (simhash, supershingle, chunks, smfa, shingle-paragraphs): a pair is kept when the exact
+resemblance of its two shingle sets is at least this (measured: see the README's "Verification")."""
 DedupRelation = Literal["resemblance", "contained"]
+Extractor = Literal["full", "main", "trafilatura"]
+EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "trafilatura")
+"""HTML to text: resiliparse's full text, resiliparse's main content, trafilatura's extraction."""
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
 Weighting = Literal["tf", "binary"]
 
@@ -48,13 +58,46 @@ def _require(condition: bool, name: str, value: object, rule: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class TextConfig:
-    """How a payload becomes text: full text (default) or main content only."""
+    """How a payload becomes text: ``extract`` is ``full`` (resiliparse's full text, default),
+    ``main`` (resiliparse's main content) or ``trafilatura`` (the ``quality`` extra).
 
+    ``main_content=True`` is the older spelling of ``extract="main"``; the two fields always
+    agree after construction (stores written before ``extract`` existed read back as before).
+    """
+
+    extract: Extractor = "full"
     main_content: bool = False
+
+    def __post_init__(self) -> None:
+        _require(self.extract in EXTRACTORS, "extract", self.extract, "full, main or trafilatura")
+        if self.main_content and self.extract == "full":
+            object.__setattr__(self, "extract", "main")
+        object.__setattr__(self, "main_content", self.extract == "main")
 
     @property
     def tag(self) -> str:
-        return "text:main" if self.main_content else "text:full"
+        return f"text:{self.extract}"
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateConfig:
+    """Site templates removed from the evidence of the near methods (Bar-Yossef and
+    Rajagopalan 2002, template detection by frequency): on a host with at least ``min_pages``
+    pages (exact-level survivors), a verification shingle found on more than ``share`` of them
+    is template, not content. ``enabled=False`` keeps every shingle."""
+
+    enabled: bool = True
+    share: float = 0.5
+    min_pages: int = 10
+
+    def __post_init__(self) -> None:
+        _require(0.0 < self.share < 1.0, "template share", self.share, "must be in (0, 1)")
+        _require(2 <= self.min_pages <= 10**9, "template min_pages", self.min_pages,
+                 "must be >= 2")
+
+    @property
+    def tag(self) -> str:
+        return f"templates:{self.share:g}:p{self.min_pages}" if self.enabled else "templates:off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,9 +253,13 @@ class StoreConfig:
 
 @dataclass(frozen=True, slots=True)
 class DedupConfig:
-    """Everything a batch `dedup` run depends on."""
+    """Everything a batch `dedup` run depends on.
 
-    method: str = "simhash"
+    The defaults (min-hash at 0.8 over full text, site templates removed) were chosen on the
+    template benchmark, Webis CopyCat and the demo together (README, "Choosing the defaults").
+    """
+
+    method: str = "minhash"
     text: TextConfig = field(default_factory=TextConfig)
     exact: ExactConfig = field(default_factory=ExactConfig)
     verify_shingles: ShingleConfig = field(default_factory=ShingleConfig)
@@ -244,6 +291,8 @@ class DedupConfig:
     """Wang & Chen's single MD5 fingerprint (method ``smfa``)."""
     paragraphs: ParagraphConfig = field(default_factory=ParagraphConfig)
     """Pereira et al.'s shingle paragraphs (method ``shingle-paragraphs``)."""
+    templates: TemplateConfig = field(default_factory=TemplateConfig)
+    """Per-host template shingles left out of the near methods' evidence."""
 
     def __post_init__(self) -> None:
         _require(self.method in DEDUP_METHODS, "method", self.method,
@@ -274,15 +323,30 @@ class DedupConfig:
 
     @property
     def resemblance_floor(self) -> float:
-        """The resemblance a candidate pair needs to be kept after verification."""
+        """The resemblance a candidate pair needs to be kept after verification: the given
+        ``min_resemblance``, else the threshold of the methods that estimate resemblance
+        (min-hash, sketch), else :data:`DEFAULT_MIN_RESEMBLANCE`."""
         if self.min_resemblance is not None:
             return self.min_resemblance
-        return self.threshold if self.method == "minhash" else 0.0
+        if self.method in ("minhash", "sketch"):
+            return self.threshold
+        return DEFAULT_MIN_RESEMBLANCE
+
+    @property
+    def verification(self) -> dict[str, object]:
+        """The rule every near pair passes on the real shingle sets, by the pair's relation:
+        ``near`` pairs need resemblance >= the floor; ``contained`` pairs (``relation=
+        "contained"``) need the exact containment of one document in the other >= threshold."""
+        if self.relation == "contained":
+            return {"relation": "contained", "rule": "containment",
+                    "threshold": self.threshold}
+        return {"relation": "near", "rule": "resemblance", "threshold": self.resemblance_floor}
 
     @property
     def tags(self) -> dict[str, str]:
         tags = {"text": self.text.tag, "exact": self.exact.tag,
-                "verify": f"shingles:{self.verify_shingles.tag}"}
+                "verify": f"shingles:{self.verify_shingles.tag}",
+                "templates": self.templates.tag}
         if self.method == "simhash":
             tags["simhash"] = self.simhash.tag
         elif self.method == "minhash":

@@ -13,6 +13,7 @@ from neardup.cli.chunk_options import chunk_options, overlap_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.summary import no_documents_message, render_summary
+from neardup.cli.text_options import extract_options, template_config, template_options, text_config
 from neardup.config import (
     DEDUP_METHODS,
     DedupConfig,
@@ -20,7 +21,6 @@ from neardup.config import (
     ShingleConfig,
     SimHashConfig,
     SketchConfig,
-    TextConfig,
 )
 from neardup.errors import NeardupError, SourceError
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
@@ -38,7 +38,8 @@ class NoDocumentsError(NeardupError):
 
 
 SECTIONS = {
-    "Input and output": ("out", "fmt", "force", "media", "main_content", "links"),
+    "Input and output": ("out", "fmt", "force", "media", "links"),
+    "Text": ("extract", "main_content", "templates", "template_min_pages", "template_share"),
     "Method": ("method", "keep", "min_resemblance", "shingle_width"),
     "simhash": ("max_hamming", "simhash_width", "simhash_weights"),
     "minhash and sketch": ("threshold",),
@@ -100,7 +101,7 @@ def run_dedup(
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds files of no neardup run (they are "
                    "left alone; the run's tables are replaced).")
-@click.option("--method", type=click.Choice(DEDUP_METHODS), default="simhash",
+@click.option("--method", type=click.Choice(DEDUP_METHODS), default="minhash",
               show_default=True, help="Near-duplicate method run after the exact levels.")
 @click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
@@ -110,8 +111,9 @@ def run_dedup(
                    "estimated resemblance (or containment, --relation contained) of a pair "
                    "[default: 0.8 for minhash, 0.5 for sketch]; refused by the other methods.")
 @click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
-              help="Drop verified pairs below this resemblance [default: the threshold for "
-                   "minhash, none for simhash].")
+              help="Verification rule: drop pairs whose exact resemblance is below this "
+                   "[default: the threshold for minhash and sketch, 0.5 for the other "
+                   "methods].")
 @click.option("--shingle-width", type=click.IntRange(1, 64), default=5, show_default=True,
               help="Words per shingle for min-hash and for verifying pairs.")
 @click.option("--simhash-width", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -141,7 +143,8 @@ def run_dedup(
                    "that contains at least --threshold of it.")
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default="first", show_default=True, help="Which member of a cluster survives.")
-@click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
+@extract_options
+@template_options
 @click.option("--links", is_flag=True,
               help="Extract the out-links of HTML pages into a links table (doc, url), for "
                    "the link graph of neardup report.")
@@ -212,7 +215,9 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
     simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
                             options["simhash_weights"])
     return DedupConfig(
-        method=options["method"], text=TextConfig(main_content=options["main_content"]),
+        method=options["method"],
+        text=text_config(options.get("extract"), options.get("main_content")),
+        templates=template_config(options),
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
         max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],

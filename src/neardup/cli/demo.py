@@ -31,7 +31,7 @@ def render_scorecard(card: Scorecard) -> str:
 @click.command("demo")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("neardup-demo"),
               show_default=True, help="Directory for the crawl, the truth and the outputs.")
-@click.option("--method", type=click.Choice(["exact", "simhash", "minhash"]), default="simhash",
+@click.option("--method", type=click.Choice(["exact", "simhash", "minhash"]), default="minhash",
               show_default=True, help="The dedup method run on the crawl.")
 @click.option("--pages", type=click.IntRange(60, 100_000), default=400, show_default=True,
               help="HTML pages in the synthetic crawl.")

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from neardup.cli.text_options import extract_options, text_config
 from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig
 from neardup.evaluation.curves import write_curves
 from neardup.evaluation.documents import TOKENIZERS
@@ -38,6 +39,7 @@ def _labeled(path: str | None, synthetic: int | None, seed: int, labels: LabelMa
 def _dedup_config(options: dict[str, Any]) -> DedupConfig:
     shingles = ShingleConfig(width=options["shingle_width"])
     return DedupConfig(
+        text=text_config(options.get("extract"), options.get("main_content")),
         verify_shingles=shingles, minhash=MinHashConfig(options["num_perm"], shingles=shingles),
         simhash=SimHashConfig(ShingleConfig(width=options["simhash_width"]),
                               options["simhash_weights"]))
@@ -68,6 +70,7 @@ def render_evaluation(report: dict[str, Any]) -> str:
              _fmt(m["recall"]), _fmt(m["f1"])] for name, m in report["methods"].items()]
     lines += _table(["method", "rule", "AUC", "threshold", "precision", "recall", "F1"], rows)
     methods = report["methods"]
+    lines += [f"{name}: {m['note']}" for name, m in methods.items() if "note" in m]
     groups = sorted({g for m in methods.values() for g in m["groups"]})
     if len(groups) <= 12:
         lines += ["", "mean value per group (share decided positive):"]
@@ -122,6 +125,7 @@ def _methods(text: str) -> tuple[str, ...]:
               help="Also write the --synthetic pairs as labeled JSONL.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the full report (every pair's values included) as JSON.")
+@extract_options
 def evaluate_command(labeled: str | None, methods: str, dev: str | None, folds: int, seed: int,
                      positive: str, negative: str, tokenize: str, curve: Path | None,
                      synthetic: int | None, synthetic_out: Path | None, as_json: bool,

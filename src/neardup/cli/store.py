@@ -14,7 +14,8 @@ from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
 from neardup.cli.progress import progress_counter
 from neardup.cli.summary import count as _count
-from neardup.config import StoreConfig, TableSpec, TextConfig
+from neardup.cli.text_options import extract_options, text_config
+from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
 from neardup.index.planner import plan
@@ -28,9 +29,8 @@ STORE_OPTION = click.option("--store", "store_dir", required=True,
                             type=click.Path(path_type=Path), help="The store directory.")
 
 
-def _store_config(k: int, no_sketch: bool, keep_shingles: bool, main_content: bool,
+def _store_config(k: int, no_sketch: bool, keep_shingles: bool, text: TextConfig,
                   compress: bool, design: tuple[TableSpec, ...]) -> StoreConfig:
-    text = TextConfig(main_content=main_content)
     if no_sketch:
         return StoreConfig(text=text, max_k=k, compress=compress, sketch=None, tables=design)
     return StoreConfig(text=text, max_k=k, compress=compress, tables=design,
@@ -66,8 +66,7 @@ def _design(k: int, expected: int, tables: int | None,
 @click.option("--keep-shingles", is_flag=True, default=None,
               help="New store: keep every document's shingle set, so that queries report exact "
                    "resemblance and containment beside the estimates.")
-@click.option("--main-content", is_flag=True, default=None,
-              help="New store: fingerprint the main content only.")
+@extract_options
 @click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
               show_default=True, help="Which responses become documents (as for dedup).")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
@@ -76,14 +75,17 @@ def _design(k: int, expected: int, tables: int | None,
 def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   max_k: int | None, compress: bool | None, tables: int | None,
                   min_prefix: int | None, expected: int, no_sketch: bool | None,
-                  keep_shingles: bool | None, main_content: bool | None, media: str,
-                  workers: int, as_json: bool) -> None:
-    """Add the documents of INPUTS to the store (created if absent; append only)."""
-    chosen = (max_k, compress, no_sketch, keep_shingles, main_content, tables, min_prefix)
+                  keep_shingles: bool | None, main_content: bool | None, extract: str | None,
+                  media: str, workers: int, as_json: bool) -> None:
+    """Add the documents of INPUTS to the store (created if absent; append only). A new
+    store's --extract [default: full] is fixed with it."""
+    chosen = (max_k, compress, no_sketch, keep_shingles, main_content, extract, tables,
+              min_prefix)
     config = None
     if not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
         k = 3 if max_k is None else max_k
-        config = _store_config(k, bool(no_sketch), bool(keep_shingles), bool(main_content),
+        config = _store_config(k, bool(no_sketch), bool(keep_shingles),
+                               text_config(extract, main_content),
                                bool(compress), _design(k, expected, tables, min_prefix))
     for path in inputs:
         if path != "-" and not Path(path).exists() and "*" not in path:
@@ -157,9 +159,12 @@ def _query_document(path: str | None, text: str | None) -> Document:
                    "share of the query (estimated).")
 @click.option("--explain", is_flag=True, help="List the shared shingles behind each match.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
+@click.option("--extract", type=click.Choice(EXTRACTORS), default=None,
+              help="Check that the store extracts text this way (a query page is always "
+                   "extracted as the store's pages were) [default: the store's].")
 def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
                   k: int | None, resemblance: float | None, containment: float | None,
-                  explain: bool, as_json: bool) -> None:
+                  explain: bool, as_json: bool, extract: str | None) -> None:
     """The stored near-duplicates of FILE (its first document), of --text, or of --url.
 
     By default: stored documents within --k bits of the query's simhash (Manku's tables). With
@@ -171,6 +176,9 @@ def query_command(file: str | None, store_dir: Path, text: str | None, url: str 
     if sketch_search and url is not None:
         raise click.UsageError("--resemblance and --containment take FILE or --text")
     with open_store(store_dir, read_only=True) as store:
+        if extract is not None and extract != store.config.text.extract:
+            raise click.UsageError(f"--extract {extract}: the store {store_dir} extracts "
+                                   f"{store.config.text.extract} (fixed when it was created)")
         if sketch_search:
             matches = store.similar(_query_document(file, text), resemblance=resemblance or 0.0,
                                     containment=containment or 0.0, explain=explain)

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog
+from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
 from neardup.index.lsh import band_keys, choose_bands
 from neardup.pipeline.near import LSH_FALSE_POSITIVE_WEIGHT
@@ -84,14 +85,18 @@ def _join_table(writer: BucketWriter, plans: list[TablePlan], table: int, k: int
 
 
 def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                       folder: Path, budget: int) -> dict[str, object]:
-    """Write the candidate pairs of the min-hash method (LSH bands); returns its parameters."""
+                       folder: Path, budget: int,
+                       content: ContentReader | None = None) -> dict[str, object]:
+    """Write the candidate pairs of the min-hash method (LSH bands); returns its parameters.
+    With ``content``, documents pruned of templates are signed on their content."""
     bands = choose_bands(config.minhash.num_perm, config.threshold, LSH_FALSE_POSITIVE_WEIGHT)
     count = int(survivors.sum())
     writer = BucketWriter(folder / "bands", bucket_count(
         count * bands.bands * BAND_ROW.itemsize, budget), BAND_ROW)
     for part, docs, local in survivor_rows(catalog, survivors):
         signatures = _signatures(part, local)
+        if content is not None:
+            signatures = content.signatures(part, local, signatures)
         for band in range(bands.bands):
             rows = np.empty(docs.size, dtype=BAND_ROW)
             rows["band"], rows["doc"] = band, docs

@@ -24,10 +24,12 @@ from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
 from neardup.engine.partition import read_prints
+from neardup.engine.templates import ContentReader, run_templates
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.pipeline.methods import near_method
+from neardup.pipeline.templates import content_prints
 
 __all__ = ["OUT_OF_CORE", "run_near"]
 
@@ -37,15 +39,22 @@ OUT_OF_CORE = ("simhash", "minhash")
 
 def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                  folder: Path, budget: int) -> dict[str, Any]:
-    find = simhash_candidates if config.method == "simhash" else minhash_candidates
-    parameters = find(config, catalog, survivors, folder / "candidates", budget)
+    templates = run_templates(config, catalog, survivors, folder / "templates", budget)
+    content = ContentReader(config, catalog, templates)
+    if config.method == "simhash":
+        parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget)
+    else:
+        parameters = minhash_candidates(config, catalog, survivors, folder / "candidates", budget,
+                                        content)
     with open(folder / "pairs.bin", "wb") as out:
         candidates, verified = verify_candidates(config, catalog,
-                                                 folder / "candidates" / "pairs.bin", out, budget)
+                                                 folder / "candidates" / "pairs.bin", out, budget,
+                                                 content)
         out.flush()
         os.fsync(out.fileno())
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
-            **parameters}
+            "verification": config.verification, **parameters,
+            "templates": templates.summary(config.templates)}
 
 
 def _all_prints(catalog: Catalog, features: bool) -> list[DocumentPrints]:
@@ -61,7 +70,9 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
     method = near_method(config.method)
     assert method is not None
     prints = _all_prints(catalog, method.features is not None)
-    near = method.find(config, prints, np.flatnonzero(survivors).astype(np.int64))
+    chosen = np.flatnonzero(survivors).astype(np.int64)
+    content, templates = content_prints(config, prints, chosen)
+    near = method.find(config, content, chosen)
     with open(folder / "pairs.bin", "wb") as out:
         out.write(to_records(near.pairs).tobytes())
         out.flush()
@@ -69,7 +80,8 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
     with open(folder / "tables.pkl", "wb") as out:
         pickle.dump(near.tables, out)
     return {"candidates": near.candidates, "verified": len(near.pairs),
-            "rejected": near.rejected, **near.parameters}
+            "rejected": near.rejected, "verification": config.verification, **near.parameters,
+            "templates": templates.summary(config.templates)}
 
 
 def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,

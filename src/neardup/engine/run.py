@@ -260,6 +260,8 @@ def _summary(inputs: list[str], config: DedupConfig, media: str, records: list[d
         "revisits_without_original": catalog.revisits_without_original, "empty_text": tokens,
         "exact_groups": exact.groups, "exact_collapsed": exact.collapsed}
     if near is not None:
+        near = dict(near)
+        summary["templates"] = near.pop("templates")
         summary["near"] = near
     summary.update(clusters)
     summary["config"] = config.tags

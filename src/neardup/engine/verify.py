@@ -21,6 +21,7 @@ from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
 from neardup.engine.partition import shingle_slices
+from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
 from neardup.pipeline.pairs import METHODS, Pairs
 
@@ -35,32 +36,39 @@ def _mean_set_bytes(catalog: Catalog) -> float:
     return 8.0 * total / max(1, catalog.documents) + 64.0
 
 
-def _gather(catalog: Catalog, docs: I64, signatures: bool) -> tuple[U64, I64, U64, Any]:
-    """Shingle sets (flat, offsets), simhashes and signatures (or None) of sorted ``docs``."""
+def _gather(catalog: Catalog, docs: I64, signatures: bool,
+            content: ContentReader | None) -> tuple[U64, I64, U64, Any]:
+    """Shingle sets (flat, offsets; content sets with ``content``), simhashes and signatures
+    (or None) of sorted ``docs``."""
     which, rows = catalog.locate(docs)
     flats, sizes, simhashes, rows_out = [], [], [], []
     for index in np.unique(which).tolist():
         part = catalog.parts[index]
         chosen = rows[which == index]
         raw = part.kept_rows()[chosen]
-        flat, offsets = shingle_slices(part.folder, raw)
+        flat, offsets = (shingle_slices(part.folder, raw) if content is None
+                         else content.sets(part, chosen))
         flats.append(flat)
         sizes.append(np.diff(offsets))
         simhashes.append(catalog.columns(part)["simhash"][chosen])
         if signatures:
             mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
-            rows_out.append(np.array(mapped[raw]))
+            stored = np.array(mapped[raw])
             del mapped
+            rows_out.append(stored if content is None
+                            else content.signatures(part, chosen, stored))
     offsets = np.zeros(docs.size + 1, dtype=np.int64)
     np.cumsum(np.concatenate(sizes), out=offsets[1:])
     return (np.concatenate(flats), offsets, np.concatenate(simhashes),
             np.concatenate(rows_out) if signatures else None)
 
 
-def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any]) -> Pairs:
+def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any],
+           content: ContentReader | None) -> Pairs:
     a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
     docs = np.unique(np.concatenate([a, b]))
-    flat, offsets, simhashes, signatures = _gather(catalog, docs, config.method == "minhash")
+    flat, offsets, simhashes, signatures = _gather(catalog, docs, config.method == "minhash",
+                                                   content)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
     resemblance, c_ab, c_ba = overlap_scores(flat, offsets, i, j)
     count = a.size
@@ -78,7 +86,7 @@ def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any]) -> Pa
 
 
 def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, out: BinaryIO,
-                      budget: int) -> tuple[int, int]:
+                      budget: int, content: ContentReader | None = None) -> tuple[int, int]:
     """Score the pairs of ``candidates`` and write those at or above the floor to ``out``;
     returns (candidates, verified)."""
     total = candidates.stat().st_size // CANDIDATE.itemsize
@@ -87,7 +95,7 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
     for start in range(0, total, per_block):
         block = np.fromfile(candidates, dtype=CANDIDATE, count=min(per_block, total - start),
                             offset=start * CANDIDATE.itemsize)
-        pairs = _score(config, catalog, block)
+        pairs = _score(config, catalog, block, content)
         kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
         out.write(to_records(kept).tobytes())
         verified += len(kept)

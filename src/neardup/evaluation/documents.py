@@ -22,11 +22,12 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from neardup.config import Extractor
 from neardup.errors import ConfigError
 from neardup.evaluation.labeled import LabeledPair
 from neardup.features.shingles import shingle_set
 from neardup.text.canonical import canonical_bytes
-from neardup.text.html import extract_text
+from neardup.text.extract import extract as extract_html
 
 __all__ = ["TOKENIZERS", "PairDocuments", "Tokenize", "View", "tokenize"]
 
@@ -56,7 +57,8 @@ class View:
 
 
 class _Interner:
-    def __init__(self) -> None:
+    def __init__(self, extractor: Extractor = "full") -> None:
+        self.extractor: Extractor = extractor
         self.index: dict[tuple[str, str | None], int] = {}
         self.texts: list[str] = []
         self.raw: list[bytes] = []
@@ -66,8 +68,8 @@ class _Interner:
         if key not in self.index:
             self.index[key] = len(self.texts)
             source = html if html is not None else text
-            self.texts.append(extract_text(source.encode("utf-8", "surrogatepass"),
-                                           charset="utf-8") if extract else text)
+            self.texts.append(extract_html(source.encode("utf-8", "surrogatepass"),
+                                           self.extractor, "utf-8") if extract else text)
             self.raw.append(source.encode("utf-8", "surrogatepass"))
         return self.index[key]
 
@@ -75,9 +77,11 @@ class _Interner:
 class PairDocuments:
     """The pairs' documents, tokenised and shingled once each (results cached)."""
 
-    def __init__(self, pairs: Sequence[LabeledPair], tokenize: Tokenize = "canonical") -> None:
+    def __init__(self, pairs: Sequence[LabeledPair], tokenize: Tokenize = "canonical",
+                 extractor: Extractor = "full") -> None:
         if tokenize not in TOKENIZERS:
             raise ConfigError(f"tokenize={tokenize!r}: one of {', '.join(TOKENIZERS)}")
+        self.extractor: Extractor = extractor
         self.pairs = tuple(pairs)
         self.tokenize: Tokenize = tokenize
         self._shingles: dict[tuple[int, int], tuple[U64, I64]] = {}
@@ -87,8 +91,9 @@ class PairDocuments:
 
     @cached_property
     def text(self) -> View:
-        """Text documents: the pair's text fields, else the text of its HTML fields."""
-        interner = _Interner()
+        """Text documents: the pair's text fields, else the text of its HTML fields (by the
+        extractor)."""
+        interner = _Interner(self.extractor)
         first, second = [], []
         for pair in self.pairs:
             texts = pair.documents("text")

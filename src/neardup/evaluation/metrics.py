@@ -180,10 +180,32 @@ class ThresholdGrid:
         return np.concatenate([distinct[:1], (distinct[1:] + distinct[:-1]) / 2.0])
 
 
-def choose_threshold(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: ThresholdGrid) -> float:
-    """The candidate threshold of best F1 on these pairs; ties go to the highest threshold."""
+def accepts_everything(scores: npt.ArrayLike, threshold: float) -> bool:
+    """Whether a rule at ``threshold`` marks every one of these pairs positive."""
+    values = np.asarray(scores, dtype=np.float64).ravel()
+    return bool(values.size) and bool(threshold <= values.min())
+
+
+def best_threshold(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: ThresholdGrid) -> float:
+    """The candidate threshold of best F1, every candidate allowed (even one that marks every
+    pair positive); ties go to the highest threshold."""
     values, truth = _arrays(scores, labels)
     candidates = grid.candidates(values)
+    if candidates.size == 0:
+        return float("inf")
+    f1 = sweep(values, truth, candidates).f1
+    best = np.flatnonzero(f1 == f1.max())
+    return float(candidates[best].max())
+
+
+def choose_threshold(scores: npt.ArrayLike, labels: npt.ArrayLike, grid: ThresholdGrid) -> float:
+    """The candidate threshold of best F1 on these pairs among the rules that decide at least
+    one pair negative (a rule that marks every pair positive has learnt nothing: it is refused);
+    ties go to the highest threshold. Infinity (nothing positive) when no rule is left."""
+    values, truth = _arrays(scores, labels)
+    candidates = grid.candidates(values)
+    if values.size:
+        candidates = candidates[candidates > values.min()]
     if candidates.size == 0:
         return float("inf")
     f1 = sweep(values, truth, candidates).f1

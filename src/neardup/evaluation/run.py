@@ -28,6 +28,8 @@ from neardup.evaluation.labeled import LabeledSet
 from neardup.evaluation.metrics import (
     Confusion,
     CrossValidation,
+    accepts_everything,
+    best_threshold,
     choose_threshold,
     confusion_at,
     cross_validate,
@@ -70,6 +72,8 @@ class EvaluationConfig:
     def tag(self) -> str:
         tags = self.dedup.tags
         parts = [tags["verify"], self.dedup.simhash.tag, self.dedup.minhash.tag, tags["exact"]]
+        if self.dedup.text.extract != "full":
+            parts.append(tags["text"])
         return f"evaluate:{self.tokenize}:folds{self.folds}:seed{self.seed}:" + ":".join(parts)
 
 
@@ -97,6 +101,8 @@ class MethodResult:
     cross_validation: CrossValidation | None = None
     in_sample: Confusion | None = None
     at_default: Confusion | None = None
+    note: str | None = None
+    """Why the calibration refused the rule of best F1 (it marked every pair positive)."""
 
     def as_dict(self, groups: list[str], positive: Bools) -> dict[str, Any]:
         rule = self.rule
@@ -115,6 +121,8 @@ class MethodResult:
         if self.at_default is not None and rule.default is not None:
             out["at_default"] = {"threshold": _parameter(rule, rule.threshold(rule.default)),
                                  **self.at_default.as_dict()}
+        if self.note is not None:
+            out["note"] = self.note
         out["groups"] = self._groups(groups, positive)
         means = {group: rule.scores(np.array([g["mean"]]))[0] for group, g in out["groups"].items()}
         out["ranking"] = sorted(means, key=lambda group: (-means[group], group))
@@ -172,9 +180,19 @@ def _values(method: Scorer, documents: PairDocuments, config: EvaluationConfig,
     return values
 
 
+def _refusal(rule: Rule, scores: F64, truth: Bools) -> str | None:
+    """A note when the rule of best F1 on these pairs would mark every pair positive."""
+    best = best_threshold(scores, truth, rule.threshold_grid())
+    if not accepts_everything(scores, best):
+        return None
+    return (f"calibration refused {rule.text} at {_parameter(rule, best)}: it marks every pair "
+            "positive (the scores do not separate the classes); the best rule that decides "
+            "some pair negative is used instead")
+
+
 def _judge(method: Scorer, values: F64, labeled: LabeledSet, threshold: float,
            folds: CrossValidation | None = None,
-           predicted: Bools | None = None) -> MethodResult:
+           predicted: Bools | None = None, note: str | None = None) -> MethodResult:
     """The result at ``threshold``; with ``folds``, the decisions are the out-of-fold ones."""
     rule = method.rule
     scores, truth = rule.scores(values), labeled.positive
@@ -185,7 +203,7 @@ def _judge(method: Scorer, values: F64, labeled: LabeledSet, threshold: float,
         method.name, rule, values, roc_auc(scores, truth), threshold,
         scores >= threshold if predicted is None else predicted,
         at_threshold if folds is None else folds.pooled, cross_validation=folds,
-        in_sample=None if folds is None else at_threshold, at_default=default)
+        in_sample=None if folds is None else at_threshold, at_default=default, note=note)
 
 
 def _cross_validated(method: Scorer, values: F64, labeled: LabeledSet,
@@ -199,7 +217,8 @@ def _cross_validated(method: Scorer, values: F64, labeled: LabeledSet,
         members = assignment == fold.fold
         predicted[members] = scores[members] >= fold.threshold
     threshold = choose_threshold(scores, truth, grid)
-    return _judge(method, values, labeled, threshold, folds, predicted)
+    return _judge(method, values, labeled, threshold, folds, predicted,
+                  _refusal(rule, scores, truth))
 
 
 def evaluate(labeled: LabeledSet, config: EvaluationConfig = EvaluationConfig(),
@@ -210,8 +229,9 @@ def evaluate(labeled: LabeledSet, config: EvaluationConfig = EvaluationConfig(),
         if data is not None and len(data) == 0:
             raise ConfigError(f"{data.source}: no {name} pairs left after label mapping "
                               f"(dropped: {data.dropped})")
-    documents = PairDocuments(labeled.pairs, config.tokenize)
-    dev_documents = None if dev is None else PairDocuments(dev.pairs, config.tokenize)
+    extractor = config.dedup.text.extract
+    documents = PairDocuments(labeled.pairs, config.tokenize, extractor)
+    dev_documents = None if dev is None else PairDocuments(dev.pairs, config.tokenize, extractor)
     if dev is None:
         assignment = stratified_folds(labeled.positive, config.folds, config.seed)
         calibration: dict[str, Any] = {"mode": f"{config.folds}-fold cross-validation",
@@ -227,5 +247,6 @@ def evaluate(labeled: LabeledSet, config: EvaluationConfig = EvaluationConfig(),
             continue
         dev_scores = method.rule.scores(_values(method, dev_documents, config, dev.source))
         threshold = choose_threshold(dev_scores, dev.positive, method.rule.threshold_grid())
-        results.append(_judge(method, values, labeled, threshold))
+        results.append(_judge(method, values, labeled, threshold,
+                              note=_refusal(method.rule, dev_scores, dev.positive)))
     return Evaluation(labeled, calibration, tuple(results), config)

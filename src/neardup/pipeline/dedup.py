@@ -27,6 +27,7 @@ from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
 from neardup.pipeline.inputs import documents_from
 from neardup.pipeline.methods import near_method
 from neardup.pipeline.pairs import Pairs
+from neardup.pipeline.templates import content_prints
 
 __all__ = ["DedupResult", "find_duplicates"]
 
@@ -182,10 +183,13 @@ def _near_stage(config: DedupConfig, prints: list[DocumentPrints], survivors: I6
     method = near_method(config.method)
     if method is None:
         return {}
-    near = method.find(config, prints, survivors)
+    content, templates = content_prints(config, prints, survivors)
+    stats["templates"] = templates.summary(config.templates)
+    near = method.find(config, content, survivors)
     parts.append(near.pairs)
     stats["near"] = {"candidates": near.candidates, "verified": len(near.pairs),
-                     "rejected": near.rejected, **near.parameters}
+                     "rejected": near.rejected, "verification": config.verification,
+                     **near.parameters}
     timer.lap("near_candidates_and_verification")
     return near.tables
 

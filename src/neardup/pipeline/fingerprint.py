@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, Extractor
 from neardup.document import Document
 from neardup.features.shingles import shingle_set
 from neardup.fingerprints.exact import exact_prints
 from neardup.fingerprints.minhash import MinHash
 from neardup.fingerprints.simhash import SimHash
 from neardup.text.canonical import canonical_bytes
-from neardup.text.html import decode_payload, extract_text, parse_page
+from neardup.text.extract import extract, require_extractor, trafilatura_text
+from neardup.text.html import decode_payload, parse_page
 
 __all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
 
@@ -54,11 +55,12 @@ class DocumentPrints:
     fingerprint_seconds: float = 0.0
 
 
-def document_text(doc: Document, main_content: bool) -> str:
-    """The visible text of a document: extracted from HTML, the decoded plain text, or nothing
-    for a binary payload (which only the identical level compares)."""
+def document_text(doc: Document, extractor: Extractor = "full") -> str:
+    """The visible text of a document: extracted from HTML (``extractor``: full, main,
+    trafilatura), the decoded plain text, or nothing for a binary payload (which only the
+    identical level compares)."""
     if doc.kind == "html":
-        return extract_text(doc.raw, charset=doc.charset, main_content=main_content)
+        return extract(doc.raw, extractor, doc.charset)
     if doc.kind == "binary":
         return ""
     return decode_payload(doc.raw, doc.charset)
@@ -68,9 +70,11 @@ def _text_and_links(doc: Document, config: DedupConfig) -> tuple[str, tuple[str,
     """The document's text and, when ``config.links`` asks for them, its HTML out-links (one
     parse for both)."""
     if not config.links or doc.kind != "html":
-        return document_text(doc, config.text.main_content), ()
+        return document_text(doc, config.text.extract), ()
     page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
                       main_content=config.text.main_content, want_links=True)
+    if config.text.extract == "trafilatura":
+        return trafilatura_text(doc.raw, doc.charset), page.links
     return page.text, page.links
 
 
@@ -86,6 +90,7 @@ class Fingerprinter:
                  features: Callable[[Document, str, bytes], object] | None = None) -> None:
         from neardup.pipeline.methods import near_method
 
+        require_extractor(config.text.extract)
         self.config = config
         self.simhash = SimHash(config.simhash)
         self.minhash = MinHash(config.minhash) if config.method == "minhash" else None

@@ -201,6 +201,16 @@ def _verified(config: DedupConfig, survivors: I64, prints: list[DocumentPrints],
                  containment_ba=c_ba, shared=shared)
 
 
+def _passes(config: DedupConfig, pairs: Pairs) -> npt.NDArray[np.bool_]:
+    """The verification rule on the exact scores: a ``contained`` link needs the exact
+    containment of one document in the other at or above the threshold (not the estimate);
+    every other pair (equal sketches included) the resemblance floor."""
+    contained = pairs.relation == RELATIONS.index("contained")
+    inside = np.maximum(pairs.containment_ab, pairs.containment_ba) >= config.threshold
+    resembles = pairs.resemblance >= config.resemblance_floor
+    return np.where(contained, inside, resembles)
+
+
 def _features_of(prints: DocumentPrints) -> SketchFeatures:
     features = prints.features
     if not isinstance(features, SketchFeatures):
@@ -232,10 +242,9 @@ def _run(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> N
         pairs = _verified(config, survivors, prints, a, b,
                           np.concatenate([np.ones(rep.size), found.estimate]),
                           np.concatenate([sizes[rep], found.shared]), relation)
-        floor = pairs.resemblance >= config.resemblance_floor
-        floor[: rep.size] = True
-        pairs = pairs.select(floor)
-    kept_near = len(pairs) - rep.size
+        passed = _passes(config, pairs)
+        pairs = pairs.select(passed)
+    kept_near = int(np.count_nonzero(passed[rep.size:]))
     parameters = {**_parameters(config), **stats, "phases": meter.as_dict()}
     return NearStage(pairs, found.candidates, found.candidates - kept_near, parameters)
 

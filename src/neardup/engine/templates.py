@@ -1,0 +1,116 @@
+"""Before candidates and verification: the per-host template shingles, counted out of core.
+
+Each exact-level survivor's (host key, shingle) rows are routed by host to buckets on disk, so
+that every row of one host lands in one bucket; each bucket is counted with
+:func:`neardup.features.templates.templates_of_rows`. Only the template sets (small: the frame
+of each large host) stay in memory. :class:`ContentReader` then hands the later stages each
+document's content set (its set without its host's templates) and, for min-hash, the signature
+of that set: the same values as the in-memory path (:mod:`neardup.pipeline.templates`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.config import DedupConfig
+from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
+from neardup.engine.catalog import Catalog, Part
+from neardup.engine.partition import read_meta, shingle_slices
+from neardup.engine.workdir import read_array
+from neardup.features.templates import (
+    TemplateSet,
+    content_block,
+    host_key,
+    host_rows,
+    templates_of_rows,
+)
+from neardup.fingerprints.minhash import MinHash
+
+__all__ = ["ContentReader", "run_templates"]
+
+ROW = np.dtype([("host", "<u8"), ("shingle", "<u8")])
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+
+
+def _host_keys(part: Part) -> tuple[U64, list[str | None]]:
+    hosts = read_meta(part.folder, ["host"]).column("host").to_pylist()
+    kept = [hosts[row] for row in part.kept_rows().tolist()]
+    return np.array([host_key(h) for h in kept], dtype=np.uint64), kept
+
+
+def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                  folder: Path, budget: int) -> TemplateSet:
+    """The template shingles of every host among the survivors."""
+    found = TemplateSet()
+    shingles = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
+                   for part in catalog.parts)
+    writer = BucketWriter(folder, bucket_count(shingles * ROW.itemsize, budget), ROW) \
+        if config.templates.enabled else None
+    for part in catalog.parts:
+        keys, hosts = _host_keys(part)
+        local = np.flatnonzero(survivors[part.start:part.start + part.count]).astype(np.int64)
+        for key, host in zip(keys[local].tolist(), [hosts[i] for i in local.tolist()],
+                             strict=True):
+            found.pages[key] = found.pages.get(key, 0) + 1
+            if host:
+                found.names.setdefault(key, host.lower())
+        if writer is None or local.size == 0:
+            continue
+        flat, offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        row_hosts, row_shingles = host_rows(keys[local], flat, offsets)
+        rows = np.empty(row_hosts.size, dtype=ROW)
+        rows["host"], rows["shingle"] = row_hosts, row_shingles
+        writer.add(rows, spread(row_hosts))
+    if writer is None:
+        return found
+    writer.close()
+    for bucket in range(writer.count):
+        rows = read_bucket(writer.folder, bucket, ROW)
+        found.shingles.update(templates_of_rows(rows["host"], rows["shingle"], found.pages,
+                                                config.templates))
+    return found
+
+
+class ContentReader:
+    """Content sets and signatures of a partition's documents, given the template set."""
+
+    def __init__(self, config: DedupConfig, catalog: Catalog, templates: TemplateSet) -> None:
+        self.catalog = catalog
+        self.templates = templates
+        self._keys: dict[str, U64] = {}
+        self.minhash = MinHash(config.minhash) if (
+            config.method == "minhash"
+            and config.minhash.shingles == config.verify_shingles) else None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.templates.shingles)
+
+    def sets(self, part: Part, local: I64) -> tuple[U64, I64]:
+        """The content sets of ``local`` (rows among the part's kept rows), as CSR."""
+        flat, offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        if not self.active:
+            return flat, offsets
+        if part.name not in self._keys:
+            self._keys[part.name] = _host_keys(part)[0]
+        keys = self._keys[part.name]
+        sentinels = self.catalog.columns(part)["shingle"][local]
+        return content_block(flat, offsets, keys[local], sentinels, self.templates)
+
+    def signatures(self, part: Part, local: I64, stored: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """The stored signatures, those of pruned documents recomputed from their content."""
+        if not self.active or self.minhash is None:
+            return stored
+        flat, offsets = self.sets(part, local)
+        original, original_offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        out = np.array(stored)
+        for row in range(local.size):
+            mine = flat[offsets[row]:offsets[row + 1]]
+            if not np.array_equal(mine, original[original_offsets[row]:original_offsets[row + 1]]):
+                out[row] = self.minhash.of_shingles(mine)
+        return out
