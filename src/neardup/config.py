@@ -6,6 +6,7 @@ are comparable and a store can refuse to mix configurations.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -39,6 +40,7 @@ resemblance); 0.8 for a method not listed."""
 DedupRelation = Literal["resemblance", "contained"]
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
 Weighting = Literal["tf", "binary"]
+_LANGUAGE = re.compile(r"[a-z][a-z_]*")
 
 
 def _require(condition: bool, name: str, value: object, rule: str) -> None:
@@ -97,14 +99,23 @@ class SimHashConfig:
     shingles: ShingleConfig = field(default_factory=lambda: ShingleConfig(width=1))
     weighting: Weighting = "binary"
     bits: int = 64
+    stop_words: str | None = None
+    """Remove this language's stop words from the tokens first (Manku: ``english``); None: keep."""
+    stemming: str | None = None
+    """Stem the tokens with this language's Snowball stemmer (Manku: ``english``); None: don't."""
 
     def __post_init__(self) -> None:
         _require(self.bits == 64, "bits", self.bits, "only 64-bit simhash is supported")
         _require(self.weighting in ("tf", "binary"), "weighting", self.weighting, "tf or binary")
+        for name, language in (("stop_words", self.stop_words), ("stemming", self.stemming)):
+            _require(language is None or _LANGUAGE.fullmatch(language) is not None, name,
+                     language, "a language name in lower case, such as english")
 
     @property
     def tag(self) -> str:
-        return f"simhash:f{self.bits}:{self.shingles.tag}:{self.weighting}"
+        terms = (f":stop-{self.stop_words}" if self.stop_words else "") + (
+            f":stem-{self.stemming}" if self.stemming else "")
+        return f"simhash:f{self.bits}:{self.shingles.tag}:{self.weighting}{terms}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record_preset
 from neardup.config import (
     DEDUP_METHODS,
     DedupConfig,
@@ -139,6 +140,11 @@ def run_dedup(
               show_default=True,
               help="Documents per fingerprint partition (the unit a resumed run keeps).")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
+@click.option("--simhash-stop-words", default=None, metavar="LANGUAGE",
+              help="simhash: remove this language's stop words first (e.g. english).")
+@click.option("--simhash-stem", default=None, metavar="LANGUAGE",
+              help="simhash: stem the words with this language's Snowball stemmer first.")
+@PRESET_OPTION
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
                   quiet: bool, work: Path | None, memory_limit: str, partition_docs: int,
@@ -150,13 +156,19 @@ def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, work
 
     _check_inputs(inputs)
     options["memory_limit"] = memory_limit
-    config = config_from_options(options)
+    name = options.pop("preset")
+    config = (preset_dedup_config(name, options, overlap_fields(options)["overlap"].memory_limit)
+              if name else config_from_options(options))
     engine = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
                            replace_other=work is None)
     summary = run_engine(list(inputs), out, config, engine, media=media,  # type: ignore[arg-type]
                          fmt=fmt, progress=None if quiet else _stage_progress())
+    if name:
+        from neardup.presets import preset
+
+        summary = record_preset(out, summary, preset(name))
     if not quiet:
         click.echo(render_summary(summary, out))
 
@@ -165,7 +177,9 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
     """The DedupConfig of the method options (every option not about input or output)."""
     shingles = ShingleConfig(width=options["shingle_width"])
     simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
-                            options["simhash_weights"])
+                            options["simhash_weights"],
+                            stop_words=options.get("simhash_stop_words"),
+                            stemming=options.get("simhash_stem"))
     return DedupConfig(
         method=options["method"], text=TextConfig(main_content=options["main_content"]),
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),

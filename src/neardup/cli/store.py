@@ -11,6 +11,7 @@ import click
 
 from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
 from neardup.cli.plan import count_option
+from neardup.cli.preset_option import PRESET_OPTION, preset_store_config
 from neardup.config import StoreConfig, TableSpec, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
@@ -70,15 +71,18 @@ def _design(k: int, expected: int, tables: int | None,
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@PRESET_OPTION
 def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   max_k: int | None, compress: bool | None, tables: int | None,
                   min_prefix: int | None, expected: int, no_sketch: bool | None,
                   keep_shingles: bool | None, main_content: bool | None, media: str,
-                  workers: int, as_json: bool) -> None:
+                  workers: int, as_json: bool, preset: str | None) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only)."""
     chosen = (max_k, compress, no_sketch, keep_shingles, main_content, tables, min_prefix)
     config = None
-    if not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
+    if preset is not None:
+        config = preset_store_config(preset, bool(main_content))
+    elif not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
         k = 3 if max_k is None else max_k
         config = _store_config(k, bool(no_sketch), bool(keep_shingles), bool(main_content),
                                bool(compress), _design(k, expected, tables, min_prefix))
@@ -93,6 +97,10 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                                    "documents_in_store": len(store),
                                    "segments": len(store.segments),
                                    "sources": reader.stats.as_dict()}
+    if preset is not None:
+        from neardup.presets import preset as named
+
+        summary["preset"] = named(preset).as_dict()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
