@@ -151,7 +151,7 @@ def test_smfa_parameters(tmp_path: Path) -> None:
     assert named["longest segments n"] == 3 and named["stop-word removal"] is True
     assert summary["config"]["smfa"] == "smfa:n3:stop-en:md5"
     assert pairs == {PLANTED}
-    assert preset("smfa").evaluate[0] == "smfa"
+    assert preset("smfa").evaluate == ("smfa", "keyword", "chunks")
 
 
 def test_pereira_parameters_and_the_150_character_cut(tmp_path: Path) -> None:

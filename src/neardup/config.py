@@ -19,6 +19,7 @@ __all__ = [
     "ChunkConfig",
     "DedupConfig",
     "ExactConfig",
+    "KeywordConfig",
     "MinHashConfig",
     "OverlapConfig",
     "ParagraphConfig",
@@ -32,11 +33,11 @@ __all__ = [
 
 HashName = Literal["xxh3", "md5"]
 DEDUP_METHODS = ("exact", "simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
-                 "shingle-paragraphs")
+                 "shingle-paragraphs", "keyword")
 """The methods ``dedup`` runs after the exact levels (``exact`` runs none)."""
-DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5}
+DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5, "keyword": 0.9}
 """``DedupConfig.threshold`` when it is left at 0: per method (Broder clustered at 50%
-resemblance); 0.8 for a method not listed."""
+resemblance; keyword vectors: cosine 0.9); 0.8 for a method not listed."""
 DedupRelation = Literal["resemblance", "contained"]
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
 Weighting = Literal["tf", "binary"]
@@ -173,6 +174,33 @@ class SketchConfig:
                 f"{self.shingles.tag}")
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordConfig:
+    """Keyword vectors (the vector-space baseline SMFA is compared with, WebGather's "TW"): the
+    ``keywords`` most frequent terms of a document (canonical tokens without ``stop_words``,
+    stemmed with ``stemming`` when set), weighted by term frequency, compared by cosine.
+    ``drop_common``: keywords shared by more documents than this pair no one (0: keep all)."""
+
+    keywords: int = 20
+    stop_words: str | None = "english"
+    stemming: str | None = None
+    drop_common: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _require(1 <= self.keywords <= 10_000, "keywords", self.keywords, "must be in 1..10000")
+        for name, language in (("stop_words", self.stop_words), ("stemming", self.stemming)):
+            _require(language is None or _LANGUAGE.fullmatch(language) is not None, name,
+                     language, "a language name in lower case, such as english")
+        _require(self.drop_common >= 0, "drop_common", self.drop_common, "must be >= 0")
+        _require(0 <= self.seed < 2**32, "seed", self.seed, "must be in 0..2**32-1")
+
+    @property
+    def tag(self) -> str:
+        return (f"keyword:n{self.keywords}:tf:stop-{self.stop_words or 'none'}:"
+                f"stem-{self.stemming or 'none'}:drop{self.drop_common}:s{self.seed}")
+
+
 TableSpec = tuple[tuple[tuple[int, int], ...], int]
 """One permuted table: its bit segments (start, width) in placement order, and its prefix bits."""
 
@@ -255,6 +283,8 @@ class DedupConfig:
     """Wang & Chen's single MD5 fingerprint (method ``smfa``)."""
     paragraphs: ParagraphConfig = field(default_factory=ParagraphConfig)
     """Pereira et al.'s shingle paragraphs (method ``shingle-paragraphs``)."""
+    keyword: KeywordConfig = field(default_factory=KeywordConfig)
+    """Keyword vectors, cosine >= ``threshold`` (method ``keyword``)."""
 
     def __post_init__(self) -> None:
         _require(self.method in DEDUP_METHODS, "method", self.method,
@@ -308,4 +338,6 @@ class DedupConfig:
             tags["smfa"] = self.smfa.tag
         elif self.method == "shingle-paragraphs":
             tags["paragraphs"] = self.paragraphs.tag
+        elif self.method == "keyword":
+            tags["keyword"] = f"{self.keyword.tag}:cos{self.threshold}"
         return tags

@@ -117,7 +117,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset(
         "smfa", "Wang & Chen, near-replica detection based on a single MD5 fingerprint (SMFA)",
         DedupConfig(method="smfa", smfa=SmfaConfig(segments=3, stop_words=True)),
-        None, ("smfa", "chunks"),
+        None, ("smfa", "keyword", "chunks"),
         (("longest segments n", "smfa.segments"), ("stop-word removal", "smfa.stop_words")),
         (("fingerprint", "MD5 (128 bits)"),
          ("segments split at", "HTML block tags (p and the other block elements)")),
