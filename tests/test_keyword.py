@@ -14,7 +14,7 @@ from neardup.cli.main import cli
 from neardup.config import DedupConfig, KeywordConfig
 from neardup.engine import EngineOptions
 from neardup.errors import ConfigError
-from neardup.fingerprints.keywords import Keywords, cosine
+from neardup.fingerprints.keywords import Keywords, cosine, pair_cosines
 from test_engine import DATA, assert_same_run, needs_data, write_corpus
 from test_presets import write_pages
 
@@ -39,6 +39,11 @@ def test_cosine_of_identical_disjoint_and_partial_vectors() -> None:
     assert cosine(a, keywords.of_canonical(b"epsilon zeta")) == 0.0
     assert cosine(a, keywords.of_canonical(b"alpha beta")) == pytest.approx(2 / np.sqrt(8))
     assert cosine(a, keywords.of_canonical(b"")) == 0.0
+    texts = [b"alpha beta", b"beta gamma gamma", b"", b"alpha beta gamma delta epsilon"]
+    vectors = [keywords.of_canonical(t) for t in texts]
+    first, second = np.array([0, 0, 1, 2, 3]), np.array([1, 3, 3, 0, 1])
+    expected = [cosine(vectors[i], vectors[j]) for i, j in zip(first, second, strict=True)]
+    assert pair_cosines(vectors, first, second) == pytest.approx(expected)
 
 
 def test_stemming_option_merges_inflections() -> None:

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from neardup.cluster.broder import count_shared, drop_common, expand_sorted
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.fingerprints.keywords import Keywords, KeywordVector, cosine
+from neardup.fingerprints.keywords import Keywords, KeywordVector, pair_cosines
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.pipeline.near import NearStage
 from neardup.pipeline.phases import PhaseMeter
@@ -58,9 +58,7 @@ def find_keyword(config: DedupConfig, prints: list[DocumentPrints], survivors: I
         runs = drop_common(expand_sorted(flat, offsets), config.keyword.drop_common)
         shared = count_shared(runs, len(vectors))
     with meter.phase("cosine"):
-        cosines = np.array([cosine(vectors[i], vectors[j]) for i, j in
-                            zip(shared.a.tolist(), shared.b.tolist(), strict=True)],
-                           dtype=np.float64)
+        cosines = pair_cosines(vectors, shared.a, shared.b)
         keep = cosines >= config.threshold - 1e-12
     pairs, rejected = verified_pairs(config, prints, survivors, shared.a[keep], shared.b[keep],
                                      shared.count[keep])
