@@ -226,9 +226,17 @@ class StoreConfig:
     compress: bool = False
     sketch: SketchConfig | None = field(default_factory=SketchConfig)
     keep_shingles: bool = False
+    sketch_clusters: float | None = None
+    """Cluster by Broder's sketches instead of simhash: documents whose estimated resemblance
+    reaches this value join one cluster (Broder: 0.5), which lost-and-found follows; None:
+    clusters of simhashes within ``max_k``."""
 
     def __post_init__(self) -> None:
         _require(0 <= self.max_k <= 16, "max_k", self.max_k, "must be in 0..16")
+        if self.sketch_clusters is not None:
+            _require(self.sketch is not None and 0.0 < self.sketch_clusters <= 1.0,
+                     "sketch_clusters", self.sketch_clusters,
+                     "a resemblance in (0, 1], with a sketch config")
         _require(self.sketch is not None or not self.keep_shingles, "keep_shingles",
                  self.keep_shingles, "needs a sketch config (its shingles are the ones kept)")
         for segments, prefix_bits in self.tables:
@@ -244,6 +252,8 @@ class StoreConfig:
                          f"{':compressed' if self.compress else ''}"}
         if self.sketch is not None:
             tags["sketch"] = self.sketch.tag + (":shingles" if self.keep_shingles else "")
+        if self.sketch_clusters is not None:
+            tags["clusters"] = f"sketch:r{self.sketch_clusters}"
         return tags
 
 

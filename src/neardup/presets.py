@@ -75,7 +75,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
         "broder1997", "Broder, Glassman, Manasse & Zweig 1997, Syntactic clustering of the Web",
         DedupConfig(method="sketch", sketch=_BRODER_SKETCH, threshold=0.5, drop_common=1000,
                     verify_shingles=ShingleConfig(width=10)),
-        StoreConfig(sketch=_BRODER_SKETCH),
+        StoreConfig(sketch=_BRODER_SKETCH, sketch_clusters=0.5),
         ("sketch", "supershingle", "containment"),
         (("shingle width (words)", "sketch.shingles.width"),
          ("shingle fingerprint bits", "sketch.bits"), ("sampling", "sketch.kind"),
@@ -84,7 +84,8 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
          ("ignore shingles shared by more documents than", "drop_common"),
          ("super-shingle size (sketch values)", "supershingle_size"),
          ("whole-document levels hash", "exact.hash"),
-         ("store: sketch", "store.sketch.tag")),
+         ("store: sketch", "store.sketch.tag"),
+         ("store: clusters at estimated resemblance", "store.sketch_clusters")),
         (("whole-document levels", "identical, lexically equivalent, shingle-equivalent"),),
         "Pairs are verified on the same 10-word shingles. Super-shingle size: the paper gives "
         "none; 6 sketch values (dedup's default)."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from neardup.index.planner import plan
 from neardup.pipeline.executor import default_workers
 from neardup.sources import open_sources
 from neardup.store import Store, StoreMatch, open_store
+from neardup.store.urls import sightings as store_sightings
+from neardup.store.urls import similar_to_url, url_cluster
 
 __all__ = ["compact_command", "index_command", "lost_and_found_command", "query_command"]
 
@@ -66,6 +69,9 @@ def _design(k: int, expected: int, tables: int | None,
                    "resemblance and containment beside the estimates.")
 @click.option("--main-content", is_flag=True, default=None,
               help="New store: fingerprint the main content only.")
+@click.option("--sketch-clusters", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+              help="New store: cluster by Broder's sketches (estimated resemblance at least "
+                   "this, Broder: 0.5) instead of simhash; lost-and-found follows them.")
 @click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
               show_default=True, help="Which responses become documents (as for dedup).")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
@@ -76,9 +82,11 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   max_k: int | None, compress: bool | None, tables: int | None,
                   min_prefix: int | None, expected: int, no_sketch: bool | None,
                   keep_shingles: bool | None, main_content: bool | None, media: str,
-                  workers: int, as_json: bool, preset: str | None) -> None:
+                  workers: int, as_json: bool, preset: str | None,
+                  sketch_clusters: float | None) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only)."""
-    chosen = (max_k, compress, no_sketch, keep_shingles, main_content, tables, min_prefix)
+    chosen = (max_k, compress, no_sketch, keep_shingles, main_content, tables, min_prefix,
+              sketch_clusters)
     config = None
     if preset is not None:
         config = preset_store_config(preset, bool(main_content))
@@ -86,6 +94,8 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
         k = 3 if max_k is None else max_k
         config = _store_config(k, bool(no_sketch), bool(keep_shingles), bool(main_content),
                                bool(compress), _design(k, expected, tables, min_prefix))
+        if sketch_clusters is not None:
+            config = dataclasses.replace(config, sketch_clusters=sketch_clusters)
     for path in inputs:
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
@@ -133,32 +143,61 @@ def _query_document(path: str | None, text: str | None) -> Document:
               help="Search the sketches instead: stored documents that contain at least this "
                    "share of the query (estimated).")
 @click.option("--explain", is_flag=True, help="List the shared shingles behind each match.")
+@click.option("--cluster", "cluster", is_flag=True,
+              help="With --url: every URL of its cluster, per sweep (Broder's URL -> cluster "
+                   "-> URLs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
 def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
                   k: int | None, resemblance: float | None, containment: float | None,
-                  explain: bool, as_json: bool) -> None:
+                  explain: bool, as_json: bool, cluster: bool) -> None:
     """The stored near-duplicates of FILE (its first document), of --text, or of --url.
 
     By default: stored documents within --k bits of the query's simhash (Manku's tables). With
     --resemblance or --containment: every stored document sharing a sketch shingle with the
-    query, kept when Broder's estimates reach the floors (FILE or --text only)."""
+    query, kept when Broder's estimates reach the floors. --url U --cluster: every URL of U's
+    cluster, per sweep."""
     if sum(x is not None for x in (file, text, url)) != 1:
         raise click.UsageError("give exactly one of FILE, --text or --url")
     sketch_search = resemblance is not None or containment is not None
-    if sketch_search and url is not None:
-        raise click.UsageError("--resemblance and --containment take FILE or --text")
+    if cluster:
+        _query_cluster(store_dir, url, sketch_search, as_json)
+        return
     with open_store(store_dir, read_only=True) as store:
-        if sketch_search:
+        if sketch_search and url is not None:
+            matches = _by_url(store_dir, url, lambda: similar_to_url(
+                store, url, resemblance or 0.0, containment or 0.0, explain)[1])
+        elif sketch_search:
             matches = store.similar(_query_document(file, text), resemblance=resemblance or 0.0,
                                     containment=containment or 0.0, explain=explain)
         elif url is not None:
-            try:
-                _, matches = store.query_url(url, k)
-            except KeyError:
-                raise SourceError(url, f"no document with this URL in {store_dir}") from None
+            matches = _by_url(store_dir, url, lambda: store.query_url(url, k)[1])
         else:
             matches = store.query(_query_document(file, text), k, explain=explain)
         _render(store, matches, as_json)
+
+
+def _by_url(store_dir: Path, url: str, run: Callable[[], list[StoreMatch]]) -> list[StoreMatch]:
+    try:
+        return run()
+    except KeyError:
+        raise SourceError(url, f"no document with this URL in {store_dir}") from None
+
+
+def _query_cluster(store_dir: Path, url: str | None, sketch_search: bool, as_json: bool) -> None:
+    if url is None or sketch_search:
+        raise click.UsageError("--cluster takes --url only")
+    with open_store(store_dir, read_only=True) as store:
+        try:
+            found = url_cluster(store, url)
+        except KeyError:
+            raise SourceError(url, f"no document with this URL in {store_dir}") from None
+    if as_json:
+        click.echo(json.dumps(found.as_dict(), indent=2))
+        return
+    click.echo(f"{url}: doc {found.doc}, {found.clustered_by} cluster {found.cluster}, "
+               f"{len(found.members)} documents")
+    for sweep, urls in found.by_sweep().items():
+        click.echo(f"  sweep {sweep or '(none)'}: " + " ".join(urls))
 
 
 def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
@@ -204,7 +243,7 @@ def lost_and_found_command(url: str | None, store_dir: Path, report: bool,
     if (url is None) == (not report):
         raise click.UsageError("give a URL or --report")
     with open_store(store_dir, read_only=True) as store:
-        sightings, order = store.sightings()
+        sightings, order = store_sightings(store)
     if url is not None:
         found = most_recent_url(sightings, url, order)
         if as_json:

@@ -70,7 +70,8 @@ def config_from_dict(data: dict[str, Any]) -> StoreConfig:
     return StoreConfig(text=TextConfig(**data["text"]), exact=ExactConfig(**data["exact"]),
                        simhash=SimHashConfig(**simhash), max_k=int(data["max_k"]),
                        tables=tables, compress=bool(data["compress"]), sketch=sketch,
-                       keep_shingles=bool(data.get("keep_shingles", False)))
+                       keep_shingles=bool(data.get("keep_shingles", False)),
+                       sketch_clusters=data.get("sketch_clusters"))
 
 
 def config_to_dict(config: StoreConfig) -> dict[str, Any]:
@@ -203,6 +204,10 @@ class Store:
             sketches = _sketch_rows(docs, batch)
             self.db.executemany("INSERT INTO sketches VALUES (?,?,?,?)", sketches)
             self.db.executemany("INSERT INTO postings VALUES (?,?)", _postings(sketches))
+            if self.config.sketch_clusters is not None:
+                from neardup.store.urls import merge_sketch_clusters
+
+                merge_sketch_clusters(self, docs, batch)
         self.next_doc += len(batch)
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
