@@ -51,13 +51,16 @@ def _require(condition: bool, name: str, value: object, rule: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class TextConfig:
-    """How a payload becomes text: full text (default) or main content only."""
+    """How a payload becomes text: full text (default) or main content only; ``thai_words``
+    cuts runs of Thai letters into words (PyThaiNLP, the ``thai`` extra)."""
 
     main_content: bool = False
+    thai_words: bool = False
 
     @property
     def tag(self) -> str:
-        return "text:main" if self.main_content else "text:full"
+        return ("text:main" if self.main_content else "text:full") + (
+            ":thai-words" if self.thai_words else "")
 
 
 @dataclass(frozen=True, slots=True)

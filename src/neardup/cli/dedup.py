@@ -117,6 +117,8 @@ def run_dedup(
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default="first", show_default=True, help="Which member of a cluster survives.")
 @click.option("--main-content", is_flag=True, help="Remove boilerplate before fingerprinting.")
+@click.option("--thai-words", is_flag=True,
+              help="Cut Thai text into words (PyThaiNLP, extra 'thai') before fingerprinting.")
 @click.option("--links", is_flag=True,
               help="Extract the out-links of HTML pages into a links table (doc, url), for "
                    "the link graph of neardup report.")
@@ -181,7 +183,9 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
                             stop_words=options.get("simhash_stop_words"),
                             stemming=options.get("simhash_stem"))
     return DedupConfig(
-        method=options["method"], text=TextConfig(main_content=options["main_content"]),
+        method=options["method"],
+        text=TextConfig(main_content=options["main_content"],
+                        thai_words=options.get("thai_words", False)),
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
         max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],

@@ -1,9 +1,10 @@
 """``--preset NAME`` of ``dedup``, ``index`` and ``evaluate``: a paper's parameters by name.
 
 The preset fixes every method option; giving one of them as well is refused (one line naming
-the options), so a run called ``broder1997`` always runs Broder's parameters. Options that do
-not change a fingerprint or a pair (``--keep``, ``--links``, ``--main-content``, ``--memory-limit``)
-stay free. ``summary.json`` gets the preset's name, paper and parameters under ``preset``.
+the options), so a run called ``broder1997`` always runs Broder's parameters. What the papers
+do not fix stays free: ``--keep``, ``--links``, ``--main-content``, ``--thai-words``,
+``--memory-limit``. ``summary.json`` gets the preset's name, paper and parameters under
+``preset``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ PRESET_OPTION = click.option(
     "--preset", type=click.Choice(preset_names()), default=None,
     help="Run a paper's own parameters (shingles, bits, sampling, thresholds, chunking, stop "
          "words, stemming); the method options are then fixed. summary.json lists them.")
-FREE = frozenset({"keep", "links", "main_content", "memory_limit", "preset"})
+FREE = frozenset({"keep", "links", "main_content", "thai_words", "memory_limit", "preset"})
 
 
 def refuse_with_preset(name: str, options: Iterable[str], free: frozenset[str] = FREE) -> None:
@@ -53,7 +54,8 @@ def preset_dedup_config(name: str, options: dict[str, Any],
     """The preset's DedupConfig with the free options applied."""
     refuse_with_preset(name, options)
     base = preset(name).dedup
-    text = dataclasses.replace(base.text, main_content=bool(options.get("main_content")))
+    text = dataclasses.replace(base.text, main_content=bool(options.get("main_content")),
+                               thai_words=bool(options.get("thai_words")))
     overlap = dataclasses.replace(base.overlap, memory_limit=pairs_memory)
     return dataclasses.replace(base, text=text, overlap=overlap, keep=options["keep"],
                                links=bool(options.get("links")))

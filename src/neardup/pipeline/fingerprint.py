@@ -22,6 +22,7 @@ from neardup.fingerprints.minhash import MinHash
 from neardup.fingerprints.simhash import SimHash
 from neardup.text.canonical import canonical_bytes
 from neardup.text.html import decode_payload, extract_text, parse_page
+from neardup.text.words import segment_thai
 
 __all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
 
@@ -65,13 +66,16 @@ def document_text(doc: Document, main_content: bool) -> str:
 
 
 def _text_and_links(doc: Document, config: DedupConfig) -> tuple[str, tuple[str, ...]]:
-    """The document's text and, when ``config.links`` asks for them, its HTML out-links (one
-    parse for both)."""
+    """The document's text (Thai cut into words when the config asks) and, when
+    ``config.links`` asks for them, its HTML out-links (one parse for both)."""
+    links: tuple[str, ...] = ()
     if not config.links or doc.kind != "html":
-        return document_text(doc, config.text.main_content), ()
-    page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
-                      main_content=config.text.main_content, want_links=True)
-    return page.text, page.links
+        text = document_text(doc, config.text.main_content)
+    else:
+        page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
+                          main_content=config.text.main_content, want_links=True)
+        text, links = page.text, page.links
+    return (segment_thai(text) if config.text.thai_words else text), links
 
 
 class Fingerprinter:
