@@ -159,8 +159,8 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
         caption="First figure: the clusters found on the most distinct servers. The table of "
                 "collections is S&GM98's Table 2 (manuals and FAQs on 50 to 180 servers): "
                 "groups of 2+ contents held by exactly the same 2+ servers. Second, when any: "
-                f"server pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an overlap "
-                "near 100% means one server mirrors the other (a server's contents are its "
+                f"server pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an "
+                "overlap near 100% means one server mirrors the other (a server's contents are its "
                 "distinct clusters).",
         stats=(Stat("servers", "servers (hosts)", len(set(filter(None, hosts)))),
                Stat("top_servers", "most servers spanned by one cluster", collections[0].servers),
