@@ -298,6 +298,9 @@ class DedupConfig:
     """Pereira et al.'s shingle paragraphs (method ``shingle-paragraphs``)."""
     keyword: KeywordConfig = field(default_factory=KeywordConfig)
     """Keyword vectors, cosine >= ``threshold`` (method ``keyword``)."""
+    write_relations: bool = False
+    """Method ``chunks``: also write S&GM98's FPrint-DocID relation and the URL and server maps
+    as tables; not part of any tag (they change no fingerprint)."""
 
     def __post_init__(self) -> None:
         _require(self.method in DEDUP_METHODS, "method", self.method,
@@ -312,6 +315,8 @@ class DedupConfig:
                      self.min_resemblance, "must be in [0, 1]")
         _require(self.keep in ("first", "longest", "earliest", "shortest-url"), "keep", self.keep,
                  "one of first, longest, earliest, shortest-url")
+        _require(not self.write_relations or self.method == "chunks", "write_relations",
+                 self.write_relations, "the FPrint-DocID relation is method 'chunks''s")
 
     def _check_broder(self) -> None:
         _require(1 <= self.supershingle_size <= 64, "supershingle_size", self.supershingle_size,

@@ -43,6 +43,7 @@ from neardup.analysis.servers import (
     collections_by_servers,
     mirrored_servers,
 )
+from neardup.analysis.sgm_table import chunks_section
 
 __all__ = ["build_report"]
 
@@ -265,6 +266,7 @@ def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int =
         _first(runs, labels, "distribution", "no simhash column: run dedup --method simhash",
                lambda run, label: distribution_section(run, label, top),
                lambda run: "simhash" in run.documents.column_names),
+        chunks_section(runs, labels),
     ]
     return Report("neardup replication report", tuple(str(run.path) for run in runs),
                   tuple(sections))

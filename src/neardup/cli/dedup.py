@@ -146,6 +146,9 @@ def run_dedup(
               help="simhash: remove this language's stop words first (e.g. english).")
 @click.option("--simhash-stem", default=None, metavar="LANGUAGE",
               help="simhash: stem the words with this language's Snowball stemmer first.")
+@click.option("--write-relations", is_flag=True,
+              help="chunks: also write S&GM98's FPrint-DocID relation (fprint_docid) and the URL "
+                   "and server maps (url_map, server_map) as tables.")
 @PRESET_OPTION
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, media: str, fmt: str, workers: int,
@@ -189,7 +192,8 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
         max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],
-        links=options.get("links", False), **_broder_options(options),
+        links=options.get("links", False), write_relations=options.get("write_relations", False),
+        **_broder_options(options),
         **overlap_fields(options))
 
 

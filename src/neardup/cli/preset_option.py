@@ -3,8 +3,8 @@
 The preset fixes every method option; giving one of them as well is refused (one line naming
 the options), so a run called ``broder1997`` always runs Broder's parameters. What the papers
 do not fix stays free: ``--keep``, ``--links``, ``--main-content``, ``--thai-words``,
-``--memory-limit``. ``summary.json`` gets the preset's name, paper and parameters under
-``preset``.
+``--write-relations``, ``--memory-limit``. ``summary.json`` gets the preset's name, paper and
+parameters under ``preset``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ PRESET_OPTION = click.option(
     "--preset", type=click.Choice(preset_names()), default=None,
     help="Run a paper's own parameters (shingles, bits, sampling, thresholds, chunking, stop "
          "words, stemming); the method options are then fixed. summary.json lists them.")
-FREE = frozenset({"keep", "links", "main_content", "thai_words", "memory_limit", "preset"})
+FREE = frozenset({"keep", "links", "main_content", "thai_words", "memory_limit", "preset",
+                  "write_relations"})
 
 
 def refuse_with_preset(name: str, options: Iterable[str], free: frozenset[str] = FREE) -> None:
@@ -58,7 +59,8 @@ def preset_dedup_config(name: str, options: dict[str, Any],
                                thai_words=bool(options.get("thai_words")))
     overlap = dataclasses.replace(base.overlap, memory_limit=pairs_memory)
     return dataclasses.replace(base, text=text, overlap=overlap, keep=options["keep"],
-                               links=bool(options.get("links")))
+                               links=bool(options.get("links")),
+                               write_relations=bool(options.get("write_relations")))
 
 
 def preset_store_config(name: str, main_content: bool) -> StoreConfig:
