@@ -227,6 +227,8 @@ def render_summary(summary: dict[str, Any], out: Path) -> str:
         f"duplicates: {summary['duplicates']}; kept: {summary['kept']}",
         f"time: {summary['seconds']['total']:.2f} s; outputs in {out}",
     ]
+    if "preset" in summary:
+        lines.insert(0, f"preset {summary['preset']['name']}: {summary['preset']['paper']}")
     if "near" in summary:
         near = summary["near"]
         lines.insert(2, f"near pairs: {near['verified']} verified of {near['candidates']} "
