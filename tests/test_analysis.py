@@ -430,3 +430,18 @@ def test_read_dedup_dir_errors_name_the_file(tmp_path: Path) -> None:
     (run / "clusters.jsonl").write_text("not json\n")
     with pytest.raises(SourceError, match="cannot read the clusters table"):
         read_dedup_dir(run)
+
+
+def test_collections_replicated_together_group_contents_by_server_set() -> None:
+    from neardup.analysis.collections import replicated_together
+
+    hosts = ["m1", "m2", "m3", "m1", "m2", "m3", "m1", "m2", "r1", "r2", "r3", "r4", "m1", "m2"]
+    urls = [f"http://{h}/p{i}" for i, h in enumerate(hosts)]
+    labels = i64([0, 0, 0, 3, 3, 3, 6, 6, 8, 8, 8, 8, 12, 12])
+    found = replicated_together(labels, hosts, urls)
+    # clusters 0 and 3 share {m1, m2, m3}; 6 and 12 share {m1, m2}; 8 (robots.txt) is alone
+    assert [(g.servers, g.pages, g.documents) for g in found] == [(3, 2, 6), (2, 2, 4)]
+    assert found[0].hosts == ("m1", "m2", "m3")
+    assert found[0].examples == ("http://m1/p0", "http://m1/p3")
+    assert replicated_together(labels, hosts, urls, min_pages=1)[0].servers == 4
+    assert replicated_together(labels, [None] * 14, urls) == []

@@ -278,7 +278,7 @@ def test_threshold_is_refused_where_it_would_be_ignored(crawl: Path, tmp_path: P
 def test_dedup_help_is_grouped_and_every_option_described() -> None:
     result = _run("dedup", "--help")
     assert result.exit_code == 0
-    for heading in ("Input and output:", "Method:", "simhash:", "minhash and sketch:",
+    for heading in ("Input and output:", "Method:", "simhash:", "minhash, sketch and keyword:",
                     "sketch and supershingle:", "chunks, smfa and shingle-paragraphs:",
                     "Running:"):
         assert heading in result.output

@@ -157,7 +157,8 @@ def test_missing_inputs_omit_sections_with_their_reason(crawl_runs: tuple[Path, 
         "servers": f"{crawl_runs[1]}: no cluster spans two servers",
         "links": "no links table: run dedup with --links",
         "growth": "no growth table: run dedup --method shingle-paragraphs --iterations m",
-        "distribution": "no simhash column: run dedup --method simhash"}
+        "distribution": "no simhash column: run dedup --method simhash",
+        "chunks": "no chunks run: run dedup --method chunks (one per chunking)"}
     (tmp_path / "o.html").write_text(render_html(model, draw=lambda fig: PNG))
     (tmp_path / "o.json").write_text(json.dumps(model.to_json()))
     check_report(tmp_path / "o.html", tmp_path / "o.json")

@@ -6,6 +6,7 @@ are comparable and a store can refuse to mix configurations.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -20,6 +21,7 @@ __all__ = [
     "ChunkConfig",
     "DedupConfig",
     "ExactConfig",
+    "KeywordConfig",
     "MinHashConfig",
     "OverlapConfig",
     "ParagraphConfig",
@@ -34,11 +36,11 @@ __all__ = [
 
 HashName = Literal["xxh3", "md5"]
 DEDUP_METHODS = ("exact", "simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
-                 "shingle-paragraphs")
+                 "shingle-paragraphs", "keyword")
 """The methods ``dedup`` runs after the exact levels (``exact`` runs none)."""
-DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5}
+DEFAULT_THRESHOLDS = {"minhash": 0.8, "sketch": 0.5, "keyword": 0.9}
 """``DedupConfig.threshold`` when it is left at 0: per method (Broder clustered at 50%
-resemblance); 0.8 for a method not listed."""
+resemblance; keyword vectors: cosine 0.9); 0.8 for a method not listed."""
 DEFAULT_MIN_RESEMBLANCE = 0.5
 """The verification rule of the methods whose candidates carry no resemblance threshold of their
 own (simhash, supershingle, chunks, smfa, shingle-paragraphs): a pair is kept when the exact
@@ -49,6 +51,7 @@ EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "trafilatura")
 """HTML to text: resiliparse's full text, resiliparse's main content, trafilatura's extraction."""
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
 Weighting = Literal["tf", "binary"]
+_LANGUAGE = re.compile(r"[a-z][a-z_]*")
 
 
 def _require(condition: bool, name: str, value: object, rule: str) -> None:
@@ -59,7 +62,8 @@ def _require(condition: bool, name: str, value: object, rule: str) -> None:
 @dataclass(frozen=True, slots=True)
 class TextConfig:
     """How a payload becomes text: ``extract`` is ``full`` (resiliparse's full text, default),
-    ``main`` (resiliparse's main content) or ``trafilatura`` (the ``quality`` extra).
+    ``main`` (resiliparse's main content) or ``trafilatura`` (the ``quality`` extra);
+    ``thai_words`` cuts runs of Thai letters into words (PyThaiNLP, the ``thai`` extra).
 
     ``main_content=True`` is the older spelling of ``extract="main"``; the two fields always
     agree after construction (stores written before ``extract`` existed read back as before).
@@ -67,6 +71,7 @@ class TextConfig:
 
     extract: Extractor = "full"
     main_content: bool = False
+    thai_words: bool = False
 
     def __post_init__(self) -> None:
         _require(self.extract in EXTRACTORS, "extract", self.extract, "full, main or trafilatura")
@@ -76,7 +81,7 @@ class TextConfig:
 
     @property
     def tag(self) -> str:
-        return f"text:{self.extract}"
+        return f"text:{self.extract}" + (":thai-words" if self.thai_words else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,14 +145,23 @@ class SimHashConfig:
     shingles: ShingleConfig = field(default_factory=lambda: ShingleConfig(width=1))
     weighting: Weighting = "binary"
     bits: int = 64
+    stop_words: str | None = None
+    """Remove this language's stop words from the tokens first (Manku: ``english``); None: keep."""
+    stemming: str | None = None
+    """Stem the tokens with this language's Snowball stemmer (Manku: ``english``); None: don't."""
 
     def __post_init__(self) -> None:
         _require(self.bits == 64, "bits", self.bits, "only 64-bit simhash is supported")
         _require(self.weighting in ("tf", "binary"), "weighting", self.weighting, "tf or binary")
+        for name, language in (("stop_words", self.stop_words), ("stemming", self.stemming)):
+            _require(language is None or _LANGUAGE.fullmatch(language) is not None, name,
+                     language, "a language name in lower case, such as english")
 
     @property
     def tag(self) -> str:
-        return f"simhash:f{self.bits}:{self.shingles.tag}:{self.weighting}"
+        terms = (f":stop-{self.stop_words}" if self.stop_words else "") + (
+            f":stem-{self.stemming}" if self.stemming else "")
+        return f"simhash:f{self.bits}:{self.shingles.tag}:{self.weighting}{terms}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +219,33 @@ class SketchConfig:
                 f"{self.shingles.tag}")
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordConfig:
+    """Keyword vectors (the vector-space baseline SMFA is compared with, WebGather's "TW"): the
+    ``keywords`` most frequent terms of a document (canonical tokens without ``stop_words``,
+    stemmed with ``stemming`` when set), weighted by term frequency, compared by cosine.
+    ``drop_common``: keywords shared by more documents than this pair no one (0: keep all)."""
+
+    keywords: int = 20
+    stop_words: str | None = "english"
+    stemming: str | None = None
+    drop_common: int = 1000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _require(1 <= self.keywords <= 10_000, "keywords", self.keywords, "must be in 1..10000")
+        for name, language in (("stop_words", self.stop_words), ("stemming", self.stemming)):
+            _require(language is None or _LANGUAGE.fullmatch(language) is not None, name,
+                     language, "a language name in lower case, such as english")
+        _require(self.drop_common >= 0, "drop_common", self.drop_common, "must be >= 0")
+        _require(0 <= self.seed < 2**32, "seed", self.seed, "must be in 0..2**32-1")
+
+    @property
+    def tag(self) -> str:
+        return (f"keyword:n{self.keywords}:tf:stop-{self.stop_words or 'none'}:"
+                f"stem-{self.stemming or 'none'}:drop{self.drop_common}:s{self.seed}")
+
+
 TableSpec = tuple[tuple[tuple[int, int], ...], int]
 """One permuted table: its bit segments (start, width) in placement order, and its prefix bits."""
 
@@ -230,9 +271,17 @@ class StoreConfig:
     compress: bool = False
     sketch: SketchConfig | None = field(default_factory=SketchConfig)
     keep_shingles: bool = False
+    sketch_clusters: float | None = None
+    """Cluster by Broder's sketches instead of simhash: documents whose estimated resemblance
+    reaches this value join one cluster (Broder: 0.5), which lost-and-found follows; None:
+    clusters of simhashes within ``max_k``."""
 
     def __post_init__(self) -> None:
         _require(0 <= self.max_k <= 16, "max_k", self.max_k, "must be in 0..16")
+        if self.sketch_clusters is not None:
+            _require(self.sketch is not None and 0.0 < self.sketch_clusters <= 1.0,
+                     "sketch_clusters", self.sketch_clusters,
+                     "a resemblance in (0, 1], with a sketch config")
         _require(self.sketch is not None or not self.keep_shingles, "keep_shingles",
                  self.keep_shingles, "needs a sketch config (its shingles are the ones kept)")
         for segments, prefix_bits in self.tables:
@@ -248,6 +297,8 @@ class StoreConfig:
                          f"{':compressed' if self.compress else ''}"}
         if self.sketch is not None:
             tags["sketch"] = self.sketch.tag + (":shingles" if self.keep_shingles else "")
+        if self.sketch_clusters is not None:
+            tags["clusters"] = f"sketch:r{self.sketch_clusters}"
         return tags
 
 
@@ -293,6 +344,11 @@ class DedupConfig:
     """Pereira et al.'s shingle paragraphs (method ``shingle-paragraphs``)."""
     templates: TemplateConfig = field(default_factory=TemplateConfig)
     """Per-host template shingles left out of the near methods' evidence."""
+    keyword: KeywordConfig = field(default_factory=KeywordConfig)
+    """Keyword vectors, cosine >= ``threshold`` (method ``keyword``)."""
+    write_relations: bool = False
+    """Method ``chunks``: also write S&GM98's FPrint-DocID relation and the URL and server maps
+    as tables; not part of any tag (they change no fingerprint)."""
 
     def __post_init__(self) -> None:
         _require(self.method in DEDUP_METHODS, "method", self.method,
@@ -307,6 +363,8 @@ class DedupConfig:
                      self.min_resemblance, "must be in [0, 1]")
         _require(self.keep in ("first", "longest", "earliest", "shortest-url"), "keep", self.keep,
                  "one of first, longest, earliest, shortest-url")
+        _require(not self.write_relations or self.method == "chunks", "write_relations",
+                 self.write_relations, "the FPrint-DocID relation is method 'chunks''s")
 
     def _check_broder(self) -> None:
         _require(1 <= self.supershingle_size <= 64, "supershingle_size", self.supershingle_size,
@@ -361,4 +419,6 @@ class DedupConfig:
             tags["smfa"] = self.smfa.tag
         elif self.method == "shingle-paragraphs":
             tags["paragraphs"] = self.paragraphs.tag
+        elif self.method == "keyword":
+            tags["keyword"] = f"{self.keyword.tag}:cos{self.threshold}"
         return tags

@@ -30,6 +30,7 @@ SECTION_TITLES = {
     "links": "5. Link graph: connected and disconnected parts",
     "growth": "6. Growth of clusters and duplicates per iteration",
     "distribution": "7. Simhash fingerprint distribution",
+    "chunks": "8. Space and time per chunking (S&GM98 Table 1)",
 }
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from neardup.analysis.collections import replicated_together
 from neardup.analysis.dedupdir import DedupRun, column_array, column_list, run_labels
 from neardup.analysis.model import (
     SECTION_TITLES,
@@ -42,6 +43,7 @@ from neardup.analysis.servers import (
     collections_by_servers,
     mirrored_servers,
 )
+from neardup.analysis.sgm_table import chunks_section
 
 __all__ = ["build_report"]
 
@@ -147,6 +149,7 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
                        omitted=f"{run.path}: no document has a host (URLs are needed)")
     urls = column_list(run.documents, "url")
     collections = collections_by_servers(run.cluster, hosts, urls, top=top)
+    together = replicated_together(run.cluster, hosts, urls, top=run.cluster.size)
     mirrors = mirrored_servers(run.cluster, hosts, top=top, min_shared=MIRROR_MIN_SHARED)
     if not collections:
         return Section("servers", SECTION_TITLES["servers"],
@@ -154,16 +157,24 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
     return Section(
         "servers", SECTION_TITLES["servers"],
         run.describe(label, "documents (host, url), clusters"),
-        caption="First figure: the clusters found on the most distinct servers (S&GM98 Table "
-                "2 lists manuals and FAQs on 50 to 180 servers). Second, when any: server "
-                f"pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an overlap "
-                "near 100% means one server mirrors the other (a server's contents are its "
+        caption="First figure: the clusters found on the most distinct servers. The table of "
+                "collections is S&GM98's Table 2 (manuals and FAQs on 50 to 180 servers): "
+                "groups of 2+ contents held by exactly the same 2+ servers. Second, when any: "
+                f"server pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an "
+                "overlap near 100% means one server mirrors the other (a server's contents are its "
                 "distinct clusters).",
         stats=(Stat("servers", "servers (hosts)", len(set(filter(None, hosts)))),
                Stat("top_servers", "most servers spanned by one cluster", collections[0].servers),
+               Stat("collections", "collections: 2+ pages on the same 2+ servers",
+                    len(together)),
                Stat("server_pairs", f"server pairs sharing {MIRROR_MIN_SHARED}+ contents "
                     f"(top {top} shown)", len(mirrors))),
-        tables=(Table("Most replicated collections", ("servers", "documents", "example URLs"),
+        tables=(Table("Collections replicated together", ("servers", "pages", "documents",
+                                                          "hosts", "example URLs"),
+                      ("count", "count", "count", "text", "text"),
+                      tuple((g.servers, g.pages, g.documents, ", ".join(g.hosts[:5]),
+                             "\n".join(g.examples)) for g in together[:top])),
+                Table("Most replicated contents", ("servers", "documents", "example URLs"),
                       ("count", "count", "text"),
                       tuple((c.servers, c.documents, "\n".join(c.examples)) for c in collections)),
                 Table("Mirrored servers", ("server a", "server b", "shared contents",
@@ -255,6 +266,7 @@ def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int =
         _first(runs, labels, "distribution", "no simhash column: run dedup --method simhash",
                lambda run, label: distribution_section(run, label, top),
                lambda run: "simhash" in run.documents.column_names),
+        chunks_section(runs, labels),
     ]
     return Report("neardup replication report", tuple(str(run.path) for run in runs),
                   tuple(sections))

@@ -12,6 +12,7 @@ import click
 from neardup.cli.chunk_options import chunk_options, overlap_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
+from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record_preset
 from neardup.cli.summary import no_documents_message, render_summary
 from neardup.cli.text_options import extract_options, template_config, template_options, text_config
 from neardup.config import (
@@ -39,15 +40,17 @@ class NoDocumentsError(NeardupError):
 
 SECTIONS = {
     "Input and output": ("out", "fmt", "force", "media", "links"),
-    "Text": ("extract", "main_content", "templates", "template_min_pages", "template_share"),
-    "Method": ("method", "keep", "min_resemblance", "shingle_width"),
-    "simhash": ("max_hamming", "simhash_width", "simhash_weights"),
-    "minhash and sketch": ("threshold",),
+    "Text": ("extract", "main_content", "thai_words", "templates", "template_min_pages",
+             "template_share"),
+    "Method": ("preset", "method", "keep", "min_resemblance", "shingle_width"),
+    "simhash": ("max_hamming", "simhash_width", "simhash_weights", "simhash_stop_words",
+                "simhash_stem"),
+    "minhash, sketch and keyword": ("threshold",),
     "sketch and supershingle": ("sketch_spec", "sketch_width", "sketch_bits", "sketch_adaptive",
                                 "supershingle_size", "drop_common", "relation"),
     "chunks, smfa and shingle-paragraphs": ("chunk_spec", "min_shared", "algorithm", "buckets",
                                             "hashes", "pilot", "segments", "level",
-                                            "min_chars", "iterations"),
+                                            "min_chars", "iterations", "write_relations"),
     "Running": ("workers", "work", "memory_limit", "partition_docs", "against", "quiet",
                 "help"),
 }
@@ -61,7 +64,7 @@ def _check_threshold(method: str, threshold: float | None) -> None:
                 "chunks": "chunks pairs by shared chunks: see --min-shared",
                 "shingle-paragraphs": "see --level"}.get(method, "")
         raise click.UsageError(f"--threshold has no effect with --method {method}: it is read "
-                               f"by minhash and sketch" + (f" ({hint})" if hint else ""))
+                               f"by minhash, sketch and keyword" + (f" ({hint})" if hint else ""))
 
 
 def _check_inputs(inputs: tuple[str, ...]) -> None:
@@ -109,7 +112,8 @@ def run_dedup(
               default=None,
               help="minhash: resemblance threshold of LSH (1: only equal shingle sets); sketch: "
                    "estimated resemblance (or containment, --relation contained) of a pair "
-                   "[default: 0.8 for minhash, 0.5 for sketch]; refused by the other methods.")
+                   "[default: 0.8 for minhash, 0.5 for sketch]; keyword: cosine of the keyword "
+                   "vectors [default: 0.9]; refused by the other methods.")
 @click.option("--min-resemblance", type=click.FloatRange(0.0, 1.0), default=None,
               help="Verification rule: drop pairs whose exact resemblance is below this "
                    "[default: the threshold for minhash and sketch, 0.5 for the other "
@@ -145,6 +149,8 @@ def run_dedup(
               default="first", show_default=True, help="Which member of a cluster survives.")
 @extract_options
 @template_options
+@click.option("--thai-words", is_flag=True,
+              help="Cut Thai text into words (PyThaiNLP, extra 'thai') before fingerprinting.")
 @click.option("--links", is_flag=True,
               help="Extract the out-links of HTML pages into a links table (doc, url), for "
                    "the link graph of neardup report.")
@@ -174,6 +180,14 @@ def run_dedup(
                    "touches the new documents, and the against table says for each whether "
                    "to drop it and why.")
 @click.option("--quiet", is_flag=True, help="No progress display and no report.")
+@click.option("--simhash-stop-words", default=None, metavar="LANGUAGE",
+              help="simhash: remove this language's stop words first (e.g. english).")
+@click.option("--simhash-stem", default=None, metavar="LANGUAGE",
+              help="simhash: stem the words with this language's Snowball stemmer first.")
+@click.option("--write-relations", is_flag=True,
+              help="chunks: also write S&GM98's FPrint-DocID relation (fprint_docid) and the URL "
+                   "and server maps (url_map, server_map) as tables.")
+@PRESET_OPTION
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, fmt: str,
                   workers: int, quiet: bool, work: Path | None, memory_limit: str,
@@ -190,7 +204,9 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
     _check_threshold(options["method"], options["threshold"])
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit
-    config = config_from_options(options)
+    name = options.pop("preset")
+    config = (preset_dedup_config(name, options, overlap_fields(options)["overlap"].memory_limit)
+              if name else config_from_options(options))
     engine = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
@@ -205,6 +221,10 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
                          f"{engine.work}, and the same command resumes from them")
     if not summary["documents"]:
         raise NoDocumentsError(no_documents_message(summary))
+    if name:
+        from neardup.presets import preset
+
+        summary = record_preset(out, summary, preset(name))
     if not quiet:
         click.echo(render_summary(summary, out))
 
@@ -213,15 +233,19 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
     """The DedupConfig of the method options (every option not about input or output)."""
     shingles = ShingleConfig(width=options["shingle_width"])
     simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
-                            options["simhash_weights"])
+                            options["simhash_weights"],
+                            stop_words=options.get("simhash_stop_words"),
+                            stemming=options.get("simhash_stem"))
     return DedupConfig(
         method=options["method"],
-        text=text_config(options.get("extract"), options.get("main_content")),
+        text=text_config(options.get("extract"), options.get("main_content"),
+                         thai_words=options.get("thai_words", False)),
         templates=template_config(options),
         verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
         max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],
-        links=options.get("links", False), **_broder_options(options),
+        links=options.get("links", False), write_relations=options.get("write_relations", False),
+        **_broder_options(options),
         **overlap_fields(options))
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from neardup.cli.preset_option import PRESET_OPTION, refuse_with_preset
 from neardup.cli.text_options import extract_options, text_config
 from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig
 from neardup.evaluation.curves import write_curves
@@ -66,6 +68,10 @@ def render_evaluation(report: dict[str, Any]) -> str:
              f"{': ' + dropped if dropped else ''})",
              f"calibration: {calibration['mode']}"
              + (f" on {calibration['source']}" if "source" in calibration else ""), ""]
+    if "preset" in report:
+        chosen = report["preset"]
+        lines.insert(0, f"preset: {chosen['name']} ({chosen['paper']}): " + ", ".join(
+            f"{k} {v}" for k, v in chosen["parameters"].items()))
     rows = [[name, m["rule"], _fmt(m["auc"]), _fmt(m["threshold"], ".4g"), _fmt(m["precision"]),
              _fmt(m["recall"]), _fmt(m["f1"])] for name, m in report["methods"].items()]
     lines += _table(["method", "rule", "AUC", "threshold", "precision", "recall", "F1"], rows)
@@ -126,22 +132,34 @@ def _methods(text: str) -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True,
               help="Print the full report (every pair's values included) as JSON.")
 @extract_options
+@PRESET_OPTION
 def evaluate_command(labeled: str | None, methods: str, dev: str | None, folds: int, seed: int,
                      positive: str, negative: str, tokenize: str, curve: Path | None,
                      synthetic: int | None, synthetic_out: Path | None, as_json: bool,
-                     **options: Any) -> None:
+                     preset: str | None, **options: Any) -> None:
     """Precision, recall, F1 and ROC AUC of each method on LABELED.jsonl (text_a/text_b or
     html_a/html_b, label) or a Clough-Stevenson directory, at a rule chosen by F1 on
     --calibrate DEV.jsonl or by --folds cross-validation."""
     labels = LabelMap.parse(positive, negative)
+    dedup, chosen = _dedup_config(options), None
+    if preset is not None:
+        from neardup.presets import preset as named
+
+        refuse_with_preset(preset, options)
+        chosen = named(preset)
+        dedup = chosen.dedup
+        if click.get_current_context().get_parameter_source("methods") is ParameterSource.DEFAULT:
+            methods = ",".join(chosen.evaluate)
     config = EvaluationConfig(methods=_methods(methods), folds=folds, seed=seed,
                               tokenize=tokenize,  # type: ignore[arg-type]
-                              dedup=_dedup_config(options))
+                              dedup=dedup)
     data = _labeled(labeled, synthetic, seed, labels, synthetic_out)
     development = None if dev is None else read_labeled(dev, labels)
     result = evaluate(data, config, development)
     if curve is not None:
         write_curves(result, curve)
     report = result.as_dict(with_pairs=as_json)
+    if chosen is not None:
+        report = {"preset": chosen.as_dict(), **report}
     click.echo(json.dumps(report, indent=2) if as_json else render_evaluation(report))
 

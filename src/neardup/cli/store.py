@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -12,6 +13,7 @@ import click
 from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
+from neardup.cli.preset_option import PRESET_OPTION, preset_store_config
 from neardup.cli.progress import progress_counter
 from neardup.cli.summary import count as _count
 from neardup.cli.text_options import extract_options, text_config
@@ -22,6 +24,8 @@ from neardup.index.planner import plan
 from neardup.pipeline.executor import default_workers
 from neardup.sources import open_sources
 from neardup.store import Store, StoreMatch, open_store
+from neardup.store.urls import sightings as store_sightings
+from neardup.store.urls import similar_to_url, url_cluster
 
 __all__ = ["compact_command", "index_command", "lost_and_found_command", "query_command"]
 
@@ -67,26 +71,35 @@ def _design(k: int, expected: int, tables: int | None,
               help="New store: keep every document's shingle set, so that queries report exact "
                    "resemblance and containment beside the estimates.")
 @extract_options
+@click.option("--sketch-clusters", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+              help="New store: cluster by Broder's sketches (estimated resemblance at least "
+                   "this, Broder: 0.5) instead of simhash; lost-and-found follows them.")
 @click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
               show_default=True, help="Which responses become documents (as for dedup).")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@PRESET_OPTION
 def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   max_k: int | None, compress: bool | None, tables: int | None,
                   min_prefix: int | None, expected: int, no_sketch: bool | None,
                   keep_shingles: bool | None, main_content: bool | None, extract: str | None,
-                  media: str, workers: int, as_json: bool) -> None:
+                  media: str, workers: int, as_json: bool, preset: str | None,
+                  sketch_clusters: float | None) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only). A new
     store's --extract [default: full] is fixed with it."""
     chosen = (max_k, compress, no_sketch, keep_shingles, main_content, extract, tables,
-              min_prefix)
+              min_prefix, sketch_clusters)
     config = None
-    if not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
+    if preset is not None:
+        config = preset_store_config(preset, bool(main_content))
+    elif not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
         k = 3 if max_k is None else max_k
         config = _store_config(k, bool(no_sketch), bool(keep_shingles),
                                text_config(extract, main_content),
                                bool(compress), _design(k, expected, tables, min_prefix))
+        if sketch_clusters is not None:
+            config = dataclasses.replace(config, sketch_clusters=sketch_clusters)
     for path in inputs:
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
@@ -105,6 +118,10 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                                        "sources": reader.stats.as_dict()}
     except KeyboardInterrupt:
         _interrupted_index(store_dir, before)
+    if preset is not None:
+        from neardup.presets import preset as named
+
+        summary["preset"] = named(preset).as_dict()
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
@@ -158,38 +175,67 @@ def _query_document(path: str | None, text: str | None) -> Document:
               help="Search the sketches instead: stored documents that contain at least this "
                    "share of the query (estimated).")
 @click.option("--explain", is_flag=True, help="List the shared shingles behind each match.")
+@click.option("--cluster", "cluster", is_flag=True,
+              help="With --url: every URL of its cluster, per sweep (Broder's URL -> cluster "
+                   "-> URLs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
 @click.option("--extract", type=click.Choice(EXTRACTORS), default=None,
               help="Check that the store extracts text this way (a query page is always "
                    "extracted as the store's pages were) [default: the store's].")
 def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
                   k: int | None, resemblance: float | None, containment: float | None,
-                  explain: bool, as_json: bool, extract: str | None) -> None:
+                  explain: bool, as_json: bool, extract: str | None, cluster: bool) -> None:
     """The stored near-duplicates of FILE (its first document), of --text, or of --url.
 
     By default: stored documents within --k bits of the query's simhash (Manku's tables). With
     --resemblance or --containment: every stored document sharing a sketch shingle with the
-    query, kept when Broder's estimates reach the floors (FILE or --text only)."""
+    query, kept when Broder's estimates reach the floors. --url U --cluster: every URL of U's
+    cluster, per sweep."""
     if sum(x is not None for x in (file, text, url)) != 1:
         raise click.UsageError("give exactly one of FILE, --text or --url")
     sketch_search = resemblance is not None or containment is not None
-    if sketch_search and url is not None:
-        raise click.UsageError("--resemblance and --containment take FILE or --text")
+    if cluster:
+        _query_cluster(store_dir, url, sketch_search, as_json)
+        return
     with open_store(store_dir, read_only=True) as store:
         if extract is not None and extract != store.config.text.extract:
             raise click.UsageError(f"--extract {extract}: the store {store_dir} extracts "
                                    f"{store.config.text.extract} (fixed when it was created)")
-        if sketch_search:
+        if sketch_search and url is not None:
+            matches = _by_url(store_dir, url, lambda: similar_to_url(
+                store, url, resemblance or 0.0, containment or 0.0, explain)[1])
+        elif sketch_search:
             matches = store.similar(_query_document(file, text), resemblance=resemblance or 0.0,
                                     containment=containment or 0.0, explain=explain)
         elif url is not None:
-            try:
-                _, matches = store.query_url(url, k)
-            except KeyError:
-                raise SourceError(url, f"no document with this URL in {store_dir}") from None
+            matches = _by_url(store_dir, url, lambda: store.query_url(url, k)[1])
         else:
             matches = store.query(_query_document(file, text), k, explain=explain)
         _render(store, matches, as_json)
+
+
+def _by_url(store_dir: Path, url: str, run: Callable[[], list[StoreMatch]]) -> list[StoreMatch]:
+    try:
+        return run()
+    except KeyError:
+        raise SourceError(url, f"no document with this URL in {store_dir}") from None
+
+
+def _query_cluster(store_dir: Path, url: str | None, sketch_search: bool, as_json: bool) -> None:
+    if url is None or sketch_search:
+        raise click.UsageError("--cluster takes --url only")
+    with open_store(store_dir, read_only=True) as store:
+        try:
+            found = url_cluster(store, url)
+        except KeyError:
+            raise SourceError(url, f"no document with this URL in {store_dir}") from None
+    if as_json:
+        click.echo(json.dumps(found.as_dict(), indent=2))
+        return
+    click.echo(f"{url}: doc {found.doc}, {found.clustered_by} cluster {found.cluster}, "
+               f"{len(found.members)} documents")
+    for sweep, urls in found.by_sweep().items():
+        click.echo(f"  sweep {sweep or '(none)'}: " + " ".join(urls))
 
 
 def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
@@ -235,7 +281,7 @@ def lost_and_found_command(url: str | None, store_dir: Path, report: bool,
     if (url is None) == (not report):
         raise click.UsageError("give a URL or --report")
     with open_store(store_dir, read_only=True) as store:
-        sightings, order = store.sightings()
+        sightings, order = store_sightings(store)
     if url is not None:
         if not any(s.url == url for s in sightings):
             raise SourceError(url, f"no document with this URL in {store_dir}")

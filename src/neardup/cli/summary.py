@@ -76,7 +76,9 @@ def _near_lines(near: dict[str, Any]) -> list[str]:
 def render_summary(summary: dict[str, Any], out: Path) -> str:
     """The lines ``dedup`` prints after a run."""
     sources = summary["sources"]
-    lines = [f"documents: {summary['documents']:,} from {count(sources['records'], 'record')} in "
+    lines = [f"preset {summary['preset']['name']}: {summary['preset']['paper']}"] \
+        if "preset" in summary else []
+    lines += [f"documents: {summary['documents']:,} from {count(sources['records'], 'record')} in "
              f"{count(sources['files'], 'file')}; skipped: {skipped_words(sources['skipped'])}"]
     if sources.get("truncated_payloads"):
         from neardup.sources.context import DEFAULT_MAX_BYTES

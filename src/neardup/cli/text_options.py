@@ -27,13 +27,15 @@ def extract_options(function: F) -> F:
              "to the article in the README's measurements) [default: full].")(function)
 
 
-def text_config(extract: str | None, main_content: bool | None) -> TextConfig:
-    """The TextConfig of ``--extract`` (``--main-content`` alone means ``main``)."""
+def text_config(extract: str | None, main_content: bool | None, *,
+                thai_words: bool = False) -> TextConfig:
+    """The TextConfig of ``--extract`` (``--main-content`` alone means ``main``) and
+    ``--thai-words``."""
     if extract is None:
         extract = "main" if main_content else "full"
     elif main_content and extract != "main":
         raise click.BadParameter(f"--main-content contradicts --extract {extract}")
-    return TextConfig(extract=extract)  # type: ignore[arg-type]
+    return TextConfig(extract=extract, thai_words=thai_words)  # type: ignore[arg-type]
 
 
 def template_options(function: F) -> F:

@@ -35,7 +35,12 @@ import numpy.typing as npt
 from neardup.cluster.relations import overlap_scores
 from neardup.config import DEFAULT_THRESHOLDS, DedupConfig
 from neardup.errors import ConfigError
-from neardup.evaluation.chunk_scorers import paragraph_percentages, shared_chunks, smfa_equal
+from neardup.evaluation.chunk_scorers import (
+    keyword_cosines,
+    paragraph_percentages,
+    shared_chunks,
+    smfa_equal,
+)
 from neardup.evaluation.documents import PairDocuments
 from neardup.evaluation.metrics import ThresholdGrid
 from neardup.fingerprints.exact import exact_prints
@@ -227,6 +232,10 @@ BUILTIN_SCORERS: tuple[Scorer, ...] = (
                 curve=tuple(float(p) for p in range(0, 101, 5)),
                 default=float(_DEFAULTS.paragraphs.level)),
            summary="percentage of identical shingle paragraphs of both documents (Pereira)"),
+    Scorer("keyword", keyword_cosines,
+           Rule("keyword-vector cosine", "t", curve=UNIT_CURVE,
+                default=DEFAULT_THRESHOLDS["keyword"]),
+           summary="cosine of the 20 most frequent non-stop-word terms (SMFA's TW baseline)"),
 )
 _REGISTRY: dict[str, Scorer] = {s.name: s for s in BUILTIN_SCORERS}
 

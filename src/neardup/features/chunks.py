@@ -1,18 +1,19 @@
 """Chunkers: cut a document's text into the units S&GM98 fingerprints, and Pereira's shingle
 paragraphs.
 
-Every chunk is a run of the document's canonical tokens (:mod:`neardup.text.canonical`: case
-folded, punctuation and layout ignored), so two chunks are equal when their words are. One pass
+Every chunk is a run of the document's canonical tokens (:mod:`neardup.text.canonical`: NFKC,
+case folded, punctuation and layout ignored), so two chunks are equal when their words are. One pass
 over the text (numba) gives each token its hash (the same as
 :func:`neardup.features.shingles.token_hashes`) and the line, sentence and paragraph it belongs to:
 
 - **lines**: the lines of the extracted text that hold at least one token (resiliparse puts every
   block element on a line of its own; plain text keeps its line breaks); ``lines:n`` groups n
   consecutive such lines, without overlap;
-- **sentences**: a sentence ends at ``.``, ``!`` or ``?`` followed by white space or the end, at
-  the ideographic full stop U+3002, at the fullwidth U+FF01 and U+FF1F, and at every line break
-  (in extracted HTML a line is a block, and a sentence never spans blocks; for hard-wrapped plain
-  text prefer paragraphs);
+- **sentences**: a sentence ends at ``.``, ``!``, ``?`` or ``…`` followed by white space (NFKC's
+  spaces included), the end, or (``.!?``, which NFKC makes of the fullwidth U+FF0E, U+FF01,
+  U+FF1F) a Han or Kana character (``…`` as ``...``, its NFKC form); at the ideographic full
+  stop U+3002, and at every line break (in extracted HTML a line is a block, and a sentence
+  never spans blocks; for hard-wrapped plain text prefer paragraphs);
 - **paragraphs**: runs of lines separated by a line without tokens (a blank line, or a rule such as
   ``-----``);
 - **words**: ``words:n`` groups n consecutive tokens, without overlap;
@@ -38,6 +39,7 @@ from numba import njit
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
 from neardup.overlap.config import ChunkConfig
 from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
+from neardup.text.nfkc import nfkc_casefold
 from neardup.text.segment import pereira_sentences
 
 __all__ = ["TokenChunks", "chunk_hashes", "chunk_tokens", "scan_tokens", "shingle_paragraphs"]
@@ -56,12 +58,36 @@ def _is_space(byte: int) -> bool:
 
 
 @njit(cache=True)
-def _ends_sentence(buf: U8, i: int, length: int) -> bool:  # pragma: no cover - compiled
+def _space_at(buf: U8, j: int) -> bool:  # pragma: no cover - compiled
+    """White space at ``buf[j]`` (or the end): ASCII, or one of the spaces NFKC maps to an ASCII
+    space (U+00A0, U+2000..U+200A, U+202F, U+205F, U+3000), so that a sentence end does not
+    depend on whether the text was normalised."""
+    if j >= buf.size:
+        return True
+    lead = buf[j]
+    if lead < 0x80:
+        return _is_space(lead)
+    if lead == 0xC2:
+        return bool(j + 1 < buf.size and buf[j + 1] == 0xA0)
+    if j + 2 >= buf.size:
+        return False
+    if lead == 0xE2 and buf[j + 1] == 0x80:
+        return bool(0x80 <= buf[j + 2] <= 0x8A or buf[j + 2] == 0xAF)
+    if lead == 0xE2 and buf[j + 1] == 0x81:
+        return bool(buf[j + 2] == 0x9F)
+    return bool(lead == 0xE3 and buf[j + 1] == 0x80 and buf[j + 2] == 0x80)
+
+
+@njit(cache=True)
+def _ends_sentence(buf: U8, i: int, length: int,
+                   classes: U8) -> bool:  # pragma: no cover - compiled
     lead = buf[i]
     if length == 1:
-        if lead == 46 or lead == 33 or lead == 63:  # . ! ?
-            return i + 1 >= buf.size or _is_space(buf[i + 1])
+        if lead == 46 or lead == 33 or lead == 63:  # . ! ? (and NFKC's U+FF0E, U+FF01, U+FF1F)
+            return _space_at(buf, i + 1) or _class_at(buf, i + 1, classes)[0] == STANDALONE
         return False
+    if length == 3 and lead == 0xE2 and buf[i + 1] == 0x80 and buf[i + 2] == 0xA6:  # U+2026 …
+        return _space_at(buf, i + 3) or _class_at(buf, i + 3, classes)[0] == STANDALONE
     if length == 3 and lead == 0xE3:  # U+3002 ideographic full stop
         return bool(buf[i + 1] == 0x80 and buf[i + 2] == 0x82)
     if length == 3 and lead == 0xEF and buf[i + 1] == 0xBC:  # U+FF01, U+FF1F fullwidth ! ?
@@ -70,8 +96,8 @@ def _ends_sentence(buf: U8, i: int, length: int) -> bool:  # pragma: no cover - 
 
 
 @njit(cache=True, inline="always")
-def _boundary(buf: U8, i: int, length: int, ids: I64,
-              used: npt.NDArray[np.bool_]) -> bool:  # pragma: no cover - compiled
+def _boundary(buf: U8, i: int, length: int, ids: I64, used: npt.NDArray[np.bool_],
+              classes: U8) -> bool:  # pragma: no cover - compiled
     """At a separator: a line break ends the line and the sentence, a full stop the sentence
     (ids move on only past a unit that holds tokens). True at the end of a line without tokens."""
     empty_line = False
@@ -81,7 +107,7 @@ def _boundary(buf: U8, i: int, length: int, ids: I64,
         ids[1] += used[1]
         used[0] = False
         used[1] = False
-    elif used[1] and _ends_sentence(buf, i, length):
+    elif used[1] and _ends_sentence(buf, i, length, classes):
         ids[1] += 1
         used[1] = False
     return empty_line
@@ -101,7 +127,7 @@ def _scan(buf: U8, classes: U8) -> tuple[U64, I64, I64, I64]:  # pragma: no cove
             count += 1
             in_token = False
         if cls == SEPARATOR:
-            if _boundary(buf, i, length, ids, used):
+            if _boundary(buf, i, length, ids, used, classes):
                 blank = True
         else:
             if not in_token:  # a token starts
@@ -142,7 +168,7 @@ def _chunk_hashes(tokens: U64, ids: I64, seed: np.uint64) -> U64:  # pragma: no 
 
 def scan_tokens(text: str) -> tuple[U64, I64, I64, I64]:
     """Token hashes of ``text`` and, per token, its line, sentence and paragraph (dense ids)."""
-    raw = text.casefold().encode("utf-8", "surrogatepass")
+    raw = nfkc_casefold(text)
     return _scan(np.frombuffer(raw, dtype=np.uint8), _code_point_classes())
 
 

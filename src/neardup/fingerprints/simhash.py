@@ -5,9 +5,10 @@ adds its weight to counter i where bit i of its hash is 1 and subtracts it where
 of the fingerprint is 1 where counter i ends positive. With equal weights this is the bitwise
 majority of the feature hashes: 0xABCD, 0xBCDE, 0xCDEF give 0xADCF.
 
-Here the features are the w-shingles of the canonical text; with ``weighting="tf"`` a shingle's
-weight is the number of times it occurs (each occurrence adds 1), with ``"binary"`` each distinct
-shingle counts once.
+Here the features are the w-shingles of the canonical text, optionally without stop words and
+stemmed as Manku et al. do (``SimHashConfig.stop_words``, ``.stemming``). With
+``weighting="tf"`` a shingle's weight is the number of times it occurs (each occurrence adds 1);
+with ``"binary"`` each distinct shingle counts once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from numba import njit
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import distinct, shingle_hashes
+from neardup.text.stemming import filter_terms, stemmer
+from neardup.text.stopwords import stop_words
 
 __all__ = ["SimHash", "hamming_distance", "simhash_from_hashes"]
 
@@ -78,14 +81,23 @@ class SimHash:
 
     def __init__(self, config: SimHashConfig = SimHashConfig()) -> None:
         self.config = config
+        if config.stop_words is not None:
+            stop_words(config.stop_words)  # an unknown language fails here, not per document
+        if config.stemming is not None:
+            stemmer(config.stemming)
 
     @property
     def tag(self) -> str:
         return self.config.tag
 
     def of_canonical(self, canonical: bytes | str) -> int:
-        """The simhash of a canonical text (see :mod:`neardup.text.canonical`)."""
-        features = shingle_hashes(canonical, self.config.shingles.width, self.config.shingles.seed)
+        """The simhash of a canonical text (see :mod:`neardup.text.canonical`); stop words
+        removed and tokens stemmed first when the config asks."""
+        config = self.config
+        if config.stop_words is not None or config.stemming is not None:
+            data = canonical.encode("utf-8") if isinstance(canonical, str) else canonical
+            canonical = filter_terms(data, config.stop_words, config.stemming)
+        features = shingle_hashes(canonical, config.shingles.width, config.shingles.seed)
         if self.config.weighting == "binary":
             features = distinct(features)
         return int(_signs(_majority_counters(features)))

@@ -7,7 +7,8 @@ documents, then the Overlap table by the sort-based join or by coarse counting
 (:mod:`neardup.overlap.sortbased`, :mod:`neardup.overlap.coarse`): every pair sharing at least T
 chunks. Each pair is verified on the spine's shingle sets and carries its count F in ``shared``.
 ``summary.json`` gets, under ``near``, the chunking, T, the relation's size, what
-``drop_common`` removed and, per phase, its time, peak memory and counts.
+``drop_common`` removed and, per phase, its time, peak memory and counts. With
+``write_relations`` the relation and the URL and server maps are written as tables.
 """
 
 from __future__ import annotations
@@ -81,4 +82,23 @@ def find_chunks(config: DedupConfig, prints: list[DocumentPrints], survivors: I6
                         "rows_dropped": dropped_rows},
         "overlap_pairs": len(found), "phases": found.phases,
     }
-    return NearStage(pairs, len(found), rejected, parameters)
+    tables = relation_tables(relation, survivors, prints) if config.write_relations else {}
+    return NearStage(pairs, len(found), rejected, parameters, tables)
+
+
+def relation_tables(relation: ChunkRelation, survivors: I64,
+                    prints: list[DocumentPrints]) -> dict[str, list[dict[str, object]]]:
+    """S&GM98's relations as tables (``dedup --write-relations``): ``fprint_docid`` (fprint,
+    doc: the relation the overlap ran on, after ``drop_common``), ``url_map`` (url, doc) and
+    ``server_map`` (server, server_id, documents) over every document with a URL."""
+    docs = survivors[relation.docs.astype(np.int64)].tolist()
+    fprint_docid = [{"fprint": f, "doc": d} for f, d in zip(relation.fprints.tolist(), docs,
+                                                           strict=True)]
+    url_map = [{"url": p.url, "doc": doc} for doc, p in enumerate(prints) if p.url]
+    servers: dict[str, int] = {}
+    for p in prints:
+        if p.host:
+            servers[p.host] = servers.get(p.host, 0) + 1
+    server_map = [{"server": host, "server_id": i, "documents": count}
+                  for i, (host, count) in enumerate(sorted(servers.items()))]
+    return {"fprint_docid": fprint_docid, "url_map": url_map, "server_map": server_map}

@@ -23,6 +23,7 @@ from neardup.fingerprints.simhash import SimHash
 from neardup.text.canonical import canonical_bytes
 from neardup.text.extract import extract, require_extractor, trafilatura_text
 from neardup.text.html import decode_payload, parse_page
+from neardup.text.words import segment_thai
 
 __all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
 
@@ -67,15 +68,18 @@ def document_text(doc: Document, extractor: Extractor = "full") -> str:
 
 
 def _text_and_links(doc: Document, config: DedupConfig) -> tuple[str, tuple[str, ...]]:
-    """The document's text and, when ``config.links`` asks for them, its HTML out-links (one
-    parse for both)."""
+    """The document's text (Thai cut into words when the config asks) and, when
+    ``config.links`` asks for them, its HTML out-links (one parse for both)."""
+    links: tuple[str, ...] = ()
     if not config.links or doc.kind != "html":
-        return document_text(doc, config.text.extract), ()
-    page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
-                      main_content=config.text.main_content, want_links=True)
-    if config.text.extract == "trafilatura":
-        return trafilatura_text(doc.raw, doc.charset), page.links
-    return page.text, page.links
+        text = document_text(doc, config.text.extract)
+    else:
+        page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
+                          main_content=config.text.main_content, want_links=True)
+        text, links = page.text, page.links
+        if config.text.extract == "trafilatura":
+            text = trafilatura_text(doc.raw, doc.charset)
+    return (segment_thai(text) if config.text.thai_words else text), links
 
 
 class Fingerprinter:

@@ -25,9 +25,9 @@ from neardup.pipeline.inputs import TextKind, documents_from
 
 __all__ = ["THRESHOLD_METHODS", "dedup", "dedup_config"]
 
-THRESHOLD_METHODS = ("minhash", "sketch")
-"""The methods that read a resemblance threshold; the others refuse one (simhash pairs by
-Hamming distance ``k``)."""
+THRESHOLD_METHODS = ("minhash", "sketch", "keyword")
+"""The methods that read a threshold (resemblance; cosine for keyword); the others refuse one
+(simhash pairs by Hamming distance ``k``)."""
 
 
 def dedup_config(method: str = "simhash", *, threshold: float | None = None, k: int = 3,

@@ -19,6 +19,7 @@ from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.pipeline.chunks import chunk_features, find_chunks
 from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.pipeline.keyword import find_keyword, keyword_features
 from neardup.pipeline.near import NearStage, find_near
 from neardup.pipeline.paragraphs import find_paragraphs, paragraph_features
 from neardup.pipeline.sketch_method import find_sketch, find_supershingle, sketch_features
@@ -61,6 +62,7 @@ _METHODS: tuple[NearMethod, ...] = (
     NearMethod("chunks", find_chunks, chunk_features),
     NearMethod("smfa", find_smfa, smfa_features),
     NearMethod("shingle-paragraphs", find_paragraphs, paragraph_features),
+    NearMethod("keyword", find_keyword, keyword_features),
 )
 _BY_NAME = {method.name: method for method in _METHODS}
 

@@ -13,7 +13,7 @@ from neardup.cluster.relations import RELATIONS
 __all__ = ["METHODS", "Pairs"]
 
 METHODS = ("exact", "revisit", "simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
-           "shingle-paragraphs")
+           "shingle-paragraphs", "keyword")
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]

@@ -238,6 +238,10 @@ class Store:
             db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
             db.execute("INSERT OR REPLACE INTO counters VALUES ('next_doc', ?)",
                        (first + len(batch),))
+            if self.config.sketch_clusters is not None:
+                from neardup.store.urls import merge_sketch_clusters
+
+                merge_sketch_clusters(self, docs, batch)
         self.next_doc += len(batch)
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)

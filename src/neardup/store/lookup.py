@@ -25,7 +25,8 @@ from neardup.store.records import documents_in, documents_where, select_in, sign
 if TYPE_CHECKING:
     from neardup.store.collection import Store
 
-__all__ = ["StoreMatch", "query_document", "query_url", "similar_documents"]
+__all__ = ["StoreMatch", "check_sketch_search", "query_document", "query_url", "sharing",
+           "similar_documents", "similar_to_probe", "stored_probe", "stored_sketches"]
 
 U64 = npt.NDArray[np.uint64]
 COLUMNS = "doc, id, url, host, sweep, fetched, cluster, identical, lexical, simhash"
@@ -178,9 +179,8 @@ def query_document(store: Store, doc: Document, k: int | None = None,
     return _matches(store, probe, docs, explain)
 
 
-def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
-    """The stored near-copies of the most recent document stored under ``url``, itself left out.
-    Returns its number and its matches; KeyError when no document has that URL."""
+def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
+    """The most recent document stored under ``url`` and its probe (KeyError when none)."""
     found = [row for row in documents_where(store.db, store.meta_path,
                                             "url=? ORDER BY doc DESC LIMIT 1", (url,))
              if row[2] == url]
@@ -189,9 +189,25 @@ def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[S
     doc, simhash, identical, lexical, tokens = (found[0][ROW_FIELDS.index(name)] for name in (
         "doc", "simhash", "identical", "lexical", "tokens"))
     sketch = _sketches(store, [doc]).get(doc) if store.config.sketch is not None else None
-    probe = _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch)
-    docs = store.index.query(probe.simhash, k).id.tolist() if tokens else []
+    return doc, _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch)
+
+
+def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
+    """The stored near-copies of the most recent document stored under ``url``, itself left out.
+    Returns its number and its matches; KeyError when no document has that URL."""
+    doc, probe = stored_probe(store, url)
+    docs = store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
     return doc, _matches(store, probe, docs, explain=False, leave_out=doc)
+
+
+def stored_sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
+    """The stored sketches of ``docs`` (those that have one), their checksums checked."""
+    return _sketches(store, docs)
+
+
+def sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
+    """The stored documents whose sketch holds any of ``values``, sorted."""
+    return _sharing(db, values)
 
 
 def _sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
@@ -199,20 +215,31 @@ def _sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
     return sorted({doc for (doc,) in rows})
 
 
-def similar_documents(store: Store, doc: Document, resemblance: float, containment: float,
-                      explain: bool) -> list[StoreMatch]:
-    """Broder's on-the-fly query: every stored document sharing a sketch value with ``doc``,
-    scored by the sketches, kept when its estimates reach both floors, best first."""
+def check_sketch_search(store: Store, containment: float) -> None:
+    """Refuse a sketch search the store cannot answer, naming why."""
     if store.config.sketch is None:
         raise ConfigError(f"{store.root}: the store keeps no sketches (created with "
                           "--no-sketch)")
     if containment and store.config.sketch.kind != "mod":
         raise ConfigError("containment needs MOD sketches")
-    probe = _probe_of(store, doc)
+
+
+def similar_documents(store: Store, doc: Document, resemblance: float, containment: float,
+                      explain: bool) -> list[StoreMatch]:
+    """Broder's on-the-fly query: every stored document sharing a sketch value with ``doc``,
+    scored by the sketches, kept when its estimates reach both floors, best first."""
+    check_sketch_search(store, containment)
+    return similar_to_probe(store, _probe_of(store, doc), resemblance, containment, explain)
+
+
+def similar_to_probe(store: Store, probe: _Probe, resemblance: float, containment: float,
+                     explain: bool, leave_out: int | None = None) -> list[StoreMatch]:
+    """The sketch search of :func:`similar_documents` for a probe (``leave_out``: a stored
+    document that is the query itself)."""
     if probe.features is None:
         return []
     values = probe.features.sketch.astype(np.int64).tolist()
-    matches = _matches(store, probe, _sharing(store.db, values), explain)
+    matches = _matches(store, probe, _sharing(store.db, values), explain, leave_out)
     kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
             and (m.containment or 0.0) >= containment]
     return sorted(kept, key=lambda m: (-(m.containment or 0.0) if containment else

@@ -32,7 +32,8 @@ def config_from_dict(data: dict[str, Any]) -> StoreConfig:
     return StoreConfig(text=TextConfig(**data["text"]), exact=ExactConfig(**data["exact"]),
                        simhash=SimHashConfig(**simhash), max_k=int(data["max_k"]),
                        tables=tables, compress=bool(data["compress"]), sketch=sketch,
-                       keep_shingles=bool(data.get("keep_shingles", False)))
+                       keep_shingles=bool(data.get("keep_shingles", False)),
+                       sketch_clusters=data.get("sketch_clusters"))
 
 
 def config_to_dict(config: StoreConfig) -> dict[str, Any]:

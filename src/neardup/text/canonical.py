@@ -1,9 +1,14 @@
 """Broder's canonical form: the tokens of a text, ignoring markup, case and punctuation.
 
-A token is a maximal run of letters, digits and combining marks, after ``str.casefold``
-(Unicode-aware: Cyrillic, Greek, Devanagari, Arabic... all tokenise). Scripts written without
-spaces (Han ideographs, Hiragana, Katakana) would make a whole sentence one token, so each of their
-characters is a token of its own. Everything else (punctuation, symbols, white space, emoji) only
+The text is first brought to Unicode NFKC and case-folded (NFKC, casefold, NFKC again: Unicode's
+NFKC_Casefold up to default-ignorable characters), so that full-width ``ABC123`` (U+FF21...)
+reads ``abc123``, a precomposed ``café`` equals a decomposed one, and the ligature ``ﬁ`` is ``fi``
+(:mod:`neardup.text.nfkc`; text NFKC would not change skips it).
+
+A token is a maximal run of letters, digits and combining marks (Unicode-aware: Cyrillic, Greek,
+Devanagari, Arabic... all tokenise). Scripts written without spaces (Han ideographs, Hiragana,
+Katakana) would make a whole sentence one token, so each of their characters is a token of its
+own. Everything else (punctuation, symbols, white space, emoji) only
 separates tokens. The canonical text is the tokens joined by single spaces; two documents are
 *lexically equivalent* when their canonical texts are equal.
 
@@ -18,6 +23,8 @@ import unicodedata
 import numpy as np
 import numpy.typing as npt
 from numba import njit
+
+from neardup.text.nfkc import nfkc_casefold
 
 __all__ = ["canonical_bytes", "canonical_text", "canonical_tokens"]
 
@@ -92,8 +99,8 @@ def _canonicalize(
 
 
 def canonical_bytes(text: str) -> bytes:
-    """The canonical form of ``text`` as UTF-8 bytes: case-folded tokens, single spaces."""
-    raw = text.casefold().encode("utf-8", "surrogatepass")
+    """The canonical form of ``text`` as UTF-8 bytes: NFKC, case-folded tokens, single spaces."""
+    raw = nfkc_casefold(text)
     if not raw:
         return b""
     buf = np.frombuffer(raw, dtype=np.uint8)

@@ -1,12 +1,19 @@
-"""A list of English stop words: function words that carry no content.
+"""Stop words per language: function words that carry no content.
 
-The 127 words of the NLTK English list (articles, pronouns, auxiliaries, prepositions,
-conjunctions, a few adverbs), without contractions; compared after ``str.casefold``.
+English is the project's own list, the 127 words of the NLTK English list (articles, pronouns,
+auxiliaries, prepositions, conjunctions, a few adverbs) without contractions; SMFA and Manku's
+simhash features use it. Every other language comes from the ``stop-words`` package (its lists
+are longer and vary by source; its English list, 1,333 words, is not used). Words are compared
+after ``str.casefold``.
 """
 
 from __future__ import annotations
 
-__all__ = ["ENGLISH_STOP_WORDS", "is_stop_word"]
+from functools import cache
+
+from neardup.errors import ConfigError
+
+__all__ = ["ENGLISH_STOP_WORDS", "is_stop_word", "stop_words"]
 
 _WORDS = """
 a about above after again against all am an and any are as at be because been before being below
@@ -22,3 +29,16 @@ ENGLISH_STOP_WORDS = frozenset(_WORDS.split())
 
 def is_stop_word(word: str) -> bool:
     return word.casefold() in ENGLISH_STOP_WORDS
+
+
+@cache
+def stop_words(language: str) -> frozenset[str]:
+    """The case-folded stop words of ``language`` (``english``, ``french``, ``german``...)."""
+    if language == "english":
+        return ENGLISH_STOP_WORDS
+    from stop_words import AVAILABLE_LANGUAGES, get_stop_words
+
+    if language not in AVAILABLE_LANGUAGES:
+        raise ConfigError(f"stop_words={language!r}: no stop-word list; known: english, "
+                          + ", ".join(sorted(set(AVAILABLE_LANGUAGES) - {"english"})))
+    return frozenset(word.casefold() for word in get_stop_words(language))

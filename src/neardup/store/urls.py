@@ -1,0 +1,181 @@
+"""Broder's queries by URL over a store, and clusters of sketches for lost and found.
+
+- :func:`url_cluster`: URL -> document -> cluster -> every URL of the cluster, per sweep
+  (``neardup query --url U --cluster``);
+- :func:`similar_to_url`: resemblance or containment search (the stored sketches) for the
+  document stored under a URL (``query --url U --resemblance X``);
+- **sketch clusters** (``StoreConfig.sketch_clusters = r``, chosen when the store is created):
+  each added document joins the cluster of every stored document (or document of its batch)
+  whose estimated resemblance to it reaches r (Broder clustered at 0.5). They live in their own
+  table, ``sketch_clusters`` (doc, cluster = the smallest doc of the cluster), updated in the
+  add's transaction; :func:`sightings` gives lost-and-found these clusters instead of the
+  simhash ones, so a lightly edited page that moved is found, not reported lost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.analysis.sweeps import Sighting
+from neardup.fingerprints.sketch import estimate_resemblance
+from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.store.lookup import (
+    StoreMatch,
+    check_sketch_search,
+    sharing,
+    similar_to_probe,
+    stored_probe,
+    stored_sketches,
+)
+from neardup.store.printer import StoreFeatures, features_of
+from neardup.store.records import select_in
+
+if TYPE_CHECKING:
+    from neardup.store.collection import Store
+
+__all__ = ["ClusterMember", "UrlCluster", "merge_sketch_clusters", "sightings",
+           "similar_to_url", "url_cluster"]
+
+I64 = npt.NDArray[np.int64]
+_TABLE = ("CREATE TABLE IF NOT EXISTS sketch_clusters (doc INTEGER PRIMARY KEY, "
+          "cluster INTEGER NOT NULL)")
+_INDEX = "CREATE INDEX IF NOT EXISTS sketch_clusters_cluster ON sketch_clusters(cluster)"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMember:
+    doc: int
+    url: str | None
+    sweep: str | None
+    fetched: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UrlCluster:
+    """The cluster of the most recent document stored under ``url``, and its members."""
+
+    url: str
+    doc: int
+    cluster: int
+    clustered_by: str
+    members: tuple[ClusterMember, ...]
+
+    def by_sweep(self) -> dict[str, list[str]]:
+        """The distinct URLs of the cluster per sweep (sweeps in order of first document)."""
+        out: dict[str, list[str]] = {}
+        for m in self.members:
+            urls = out.setdefault(m.sweep or "", [])
+            if m.url is not None and m.url not in urls:
+                urls.append(m.url)
+        return out
+
+    def as_dict(self) -> dict[str, object]:
+        return {"url": self.url, "doc": self.doc, "cluster": self.cluster,
+                "clustered_by": self.clustered_by, "by_sweep": self.by_sweep(),
+                "members": [dataclasses.asdict(m) for m in self.members]}
+
+
+def _by_sketch(store: Store) -> bool:
+    return store.config.sketch_clusters is not None
+
+
+def url_cluster(store: Store, url: str) -> UrlCluster:
+    """Every document of the cluster of ``url``'s most recent document (KeyError: no such URL)."""
+    row = store.db.execute("SELECT doc, cluster FROM documents WHERE url=? ORDER BY doc DESC "
+                           "LIMIT 1", (url,)).fetchone()
+    if row is None:
+        raise KeyError(url)
+    doc, cluster = row
+    if _by_sketch(store):
+        cluster = store.db.execute("SELECT cluster FROM sketch_clusters WHERE doc=?",
+                                   (doc,)).fetchone()[0]
+        rows = store.db.execute(
+            "SELECT d.doc, d.url, d.sweep, d.fetched FROM sketch_clusters s JOIN documents d "
+            "ON d.doc = s.doc WHERE s.cluster=? ORDER BY d.doc", (cluster,)).fetchall()
+    else:
+        rows = store.db.execute("SELECT doc, url, sweep, fetched FROM documents WHERE cluster=? "
+                                "ORDER BY doc", (cluster,)).fetchall()
+    members = tuple(ClusterMember(*r) for r in rows)
+    return UrlCluster(url, doc, cluster, "sketch" if _by_sketch(store) else "simhash", members)
+
+
+def similar_to_url(store: Store, url: str, resemblance: float, containment: float,
+                   explain: bool = False) -> tuple[int, list[StoreMatch]]:
+    """The sketch search for the document stored under ``url``, itself left out."""
+    check_sketch_search(store, containment)
+    doc, probe = stored_probe(store, url)
+    return doc, similar_to_probe(store, probe, resemblance, containment, explain, leave_out=doc)
+
+
+def sightings(store: Store) -> tuple[list[Sighting], list[str]]:
+    """The store's sightings, with sketch clusters when the store was created with them."""
+    found, order = store.sightings()
+    if not _by_sketch(store):
+        return found, order
+    rows = store.db.execute(
+        "SELECT d.url, d.sweep, d.fetched, s.cluster FROM documents d JOIN sketch_clusters s "
+        "ON d.doc = s.doc WHERE d.url IS NOT NULL AND d.sweep IS NOT NULL").fetchall()
+    return [Sighting(url, sweep or "", fetched, cluster)
+            for url, sweep, fetched, cluster in rows], order
+
+
+class _Labels:
+    """Union-find over cluster labels; a root is the smallest label of its set."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, label: int) -> int:
+        root = label
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        self.parent[label] = root
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _resembling(store: Store, doc: int, features: StoreFeatures) -> list[int]:
+    """Stored documents (batch included) whose estimated resemblance to ``doc`` reaches the
+    store's floor."""
+    config, floor = store.config.sketch, store.config.sketch_clusters
+    assert config is not None and floor is not None
+    others = [d for d in sharing(store.db, features.sketch.astype(np.int64).tolist()) if d != doc]
+    found = []
+    for other, stored in stored_sketches(store, others).items():
+        moduli = (features.modulus, stored.modulus) if config.adaptive else None
+        if estimate_resemblance(features.sketch, stored.sketch, config, moduli) >= floor:
+            found.append(other)
+    return found
+
+
+def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) -> None:
+    """Give the batch's documents their sketch clusters, merging stored clusters they join
+    (inside the caller's transaction, after the batch's postings are written)."""
+    db = store.db
+    db.execute(_TABLE)
+    db.execute(_INDEX)
+    labels, links = _Labels(), []
+    for doc, prints in zip(docs.tolist(), batch, strict=True):
+        features = features_of(prints)
+        if features is not None and features.sketch.size:
+            links += [(doc, other) for other in _resembling(store, doc, features)]
+    others = sorted({other for _, other in links})
+    existing = dict(select_in(db, "SELECT doc, cluster FROM sketch_clusters WHERE doc IN "
+                                  "({marks})", others))
+    for doc, other in links:
+        labels.union(doc, existing.get(other, other))
+    for cluster in set(existing.values()):
+        root = labels.find(cluster)
+        if root != cluster:
+            db.execute("UPDATE sketch_clusters SET cluster=? WHERE cluster=?", (root, cluster))
+    db.executemany("INSERT INTO sketch_clusters VALUES (?, ?)",
+                   [(doc, labels.find(doc)) for doc in docs.tolist()])
