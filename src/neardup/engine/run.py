@@ -42,6 +42,7 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.pipeline.executor import ignore_interrupts, stop_pool
 from neardup.pipeline.pairs import Pairs
+from neardup.pipeline.phases import StageLaps
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
@@ -155,16 +156,6 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
     return path
 
 
-class _Laps:
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.seconds[name] = round(now - self._last, 4)
-        self._last = now
-
 
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
                media: Media = "html", fmt: str = "parquet",
@@ -174,7 +165,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
     new ones (:mod:`neardup.engine.against`)."""
-    started, laps = time.perf_counter(), _Laps()
+    started, laps = time.perf_counter(), StageLaps()
     options.work.mkdir(parents=True, exist_ok=True)
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
     expansion = SourceStats()

@@ -27,6 +27,7 @@ from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
 from neardup.pipeline.inputs import documents_from
 from neardup.pipeline.methods import near_method
 from neardup.pipeline.pairs import Pairs
+from neardup.pipeline.phases import StageLaps
 from neardup.pipeline.templates import content_prints
 
 __all__ = ["DedupResult", "find_duplicates"]
@@ -147,7 +148,7 @@ def find_duplicates(
 
     ``docs`` are Documents, or plain strings and dicts with a ``text`` field (see
     :func:`neardup.pipeline.inputs.documents_from`; :func:`neardup.dedup` takes tables too)."""
-    timer = _StageTimer()
+    timer = StageLaps()
     documents = documents_from(docs)
     prints, revisit_of, missing = _link_revisits(_collect(documents, config, workers, progress))
     timer.lap("read_extract_fingerprint")
@@ -177,7 +178,7 @@ def find_duplicates(
 
 def _near_stage(config: DedupConfig, prints: list[DocumentPrints], survivors: I64,
                 parts: list[Pairs], stats: dict[str, object],
-                timer: _StageTimer) -> dict[str, list[dict[str, object]]]:
+                timer: StageLaps) -> dict[str, list[dict[str, object]]]:
     """Run the near method, if any: its pairs join ``parts``, its counts ``stats["near"]``;
     returns its extra output tables."""
     method = near_method(config.method)

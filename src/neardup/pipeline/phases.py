@@ -15,7 +15,7 @@ import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["PhaseMeter"]
+__all__ = ["PhaseMeter", "StageLaps"]
 
 
 def _peak_rss_bytes() -> int:
@@ -65,3 +65,16 @@ class PhaseMeter:
 
     def as_dict(self) -> dict[str, object]:
         return {**self.phases, "peak_rss_bytes": _peak_rss_bytes()}
+
+
+class StageLaps:
+    """Wall seconds of consecutive stages: each :meth:`lap` closes the stage just run."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._last, 4)
+        self._last = now

@@ -16,12 +16,12 @@ import numpy.typing as npt
 from neardup.store.formats import ROW_COLUMNS
 from neardup.store.records import documents_in
 
-__all__ = ["merge_clusters"]
+__all__ = ["LabelRoots", "merge_clusters"]
 
 I64 = npt.NDArray[np.int64]
 
 
-class _Roots:
+class LabelRoots:
     """Union-find over integer labels; a set's root is its smallest label."""
 
     def __init__(self) -> None:
@@ -58,7 +58,7 @@ def merge_clusters(db: sqlite3.Connection, path: Path, docs: I64, matched: I64, 
     ``pair_a[i]`` and ``pair_b[i]`` match each other. Stored clusters that merge are renamed in
     ``db`` (inside the caller's transaction).
     """
-    roots = _Roots()
+    roots = LabelRoots()
     existing = _clusters_of(db, path, stored.tolist())
     for position, doc in zip(matched.tolist(), stored.tolist(), strict=True):
         roots.union(int(docs[position]), existing[doc])

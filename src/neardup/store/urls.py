@@ -24,6 +24,7 @@ import numpy.typing as npt
 from neardup.analysis.sweeps import Sighting
 from neardup.fingerprints.sketch import estimate_resemblance
 from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.store.clusters import LabelRoots
 from neardup.store.lookup import (
     StoreMatch,
     check_sketch_search,
@@ -124,25 +125,6 @@ def sightings(store: Store) -> tuple[list[Sighting], list[str]]:
             for url, sweep, fetched, cluster in rows], order
 
 
-class _Labels:
-    """Union-find over cluster labels; a root is the smallest label of its set."""
-
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, label: int) -> int:
-        root = label
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        self.parent[label] = root
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-
 def _resembling(store: Store, doc: int, features: StoreFeatures) -> list[int]:
     """Stored documents (batch included) whose estimated resemblance to ``doc`` reaches the
     store's floor."""
@@ -163,7 +145,7 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     db = store.db
     db.execute(_TABLE)
     db.execute(_INDEX)
-    labels, links = _Labels(), []
+    labels, links = LabelRoots(), []
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
         if features is not None and features.sketch.size:
