@@ -19,26 +19,12 @@ def _find(parent: I64, node: int) -> int:  # pragma: no cover - compiled
     return node
 
 
-@njit(cache=True)
-def _components(count: int, a: I64, b: I64) -> I64:  # pragma: no cover - compiled
-    parent = np.arange(count)
-    for index in range(a.size):
-        root_a = _find(parent, a[index])
-        root_b = _find(parent, b[index])
-        if root_a < root_b:
-            parent[root_b] = root_a
-        elif root_b < root_a:
-            parent[root_a] = root_b
-    for node in range(count):
-        parent[node] = _find(parent, node)
-    return parent
-
-
 def components(count: int, a: npt.ArrayLike, b: npt.ArrayLike) -> I64:
     """For each of ``count`` nodes, the smallest node of its component under the edges (a, b)."""
-    first = np.ascontiguousarray(np.asarray(a, dtype=np.int64))
-    second = np.ascontiguousarray(np.asarray(b, dtype=np.int64))
-    return _components(count, first, second)
+    parent = np.arange(count, dtype=np.int64)
+    union_into(parent, a, b)
+    flatten(parent)
+    return parent
 
 
 @njit(cache=True)

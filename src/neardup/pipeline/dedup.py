@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -209,13 +208,3 @@ def _worker_seconds(prints: list[DocumentPrints]) -> dict[str, float]:
     return {"extract_cpu": round(sum(p.extract_seconds for p in prints), 4),
             "fingerprint_cpu": round(sum(p.fingerprint_seconds for p in prints), 4)}
 
-
-class _StageTimer:
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.seconds[name] = round(now - self._last, 4)
-        self._last = now
