@@ -15,7 +15,6 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
@@ -23,7 +22,8 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.partition import shingle_slices
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
-from neardup.pipeline.pairs import METHODS, Pairs
+from neardup.pipeline.near import scored_pairs
+from neardup.pipeline.pairs import Pairs
 
 __all__ = ["verify_candidates"]
 
@@ -70,19 +70,7 @@ def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any],
     flat, offsets, simhashes, signatures = _gather(catalog, docs, config.method == "minhash",
                                                    content)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
-    resemblance, c_ab, c_ba = overlap_scores(flat, offsets, i, j)
-    count = a.size
-    hamming = np.full(count, -1, dtype=np.int64)
-    estimate = np.full(count, np.nan)
-    if config.method == "simhash":
-        hamming = np.bitwise_count(simhashes[i] ^ simhashes[j]).astype(np.int64)
-    elif signatures is not None and count:
-        estimate = np.mean(signatures[i] == signatures[j], axis=1)
-    return Pairs(a=a, b=b, method=np.full(count, METHODS.index(config.method), dtype=np.int8),
-                 relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
-                 hamming=hamming, estimate=estimate, resemblance=resemblance,
-                 containment_ab=c_ab, containment_ba=c_ba,
-                 shared=np.full(count, -1, dtype=np.int64))
+    return scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
 
 
 def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, out: BinaryIO,

@@ -17,7 +17,7 @@ from neardup.index.hamming import design_for, hamming_pairs
 from neardup.index.lsh import choose_bands, lsh_pairs
 from neardup.pipeline.pairs import METHODS, Pairs
 
-__all__ = ["NearStage", "find_near"]
+__all__ = ["NearStage", "find_near", "scored_pairs"]
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
@@ -60,20 +60,28 @@ def find_near(
     offsets = np.zeros(len(shingle_sets) + 1, dtype=np.int64)
     np.cumsum([s.size for s in shingle_sets], out=offsets[1:])
     flat = np.concatenate(shingle_sets) if shingle_sets else np.empty(0, dtype=np.uint64)
-    resemblance, c_ab, c_ba = overlap_scores(flat, offsets, i, j)
+    pairs = scored_pairs(config, survivors[i], survivors[j], i, j, flat, offsets, simhashes,
+                         signatures)
     count = i.size
+    kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
+    return NearStage(kept, int(count), int(count - len(kept)), parameters)
+
+
+def scored_pairs(config: DedupConfig, a: I64, b: I64, i: I64, j: I64, flat: U64, offsets: I64,
+                 simhashes: U64, signatures: U64 | None) -> Pairs:
+    """The near pairs (a, b) of ``config.method``, scored: rows ``i``, ``j`` of the shingle
+    sets (``flat`` cut at ``offsets``), simhashes and min-hash signatures give the exact
+    resemblance and containments, the Hamming distance (simhash) or the estimate (min-hash)."""
+    resemblance, c_ab, c_ba = overlap_scores(flat, offsets, i, j)
+    count = a.size
     hamming = np.full(count, -1, dtype=np.int64)
     estimate = np.full(count, np.nan)
     if config.method == "simhash":
         hamming = np.bitwise_count(simhashes[i] ^ simhashes[j]).astype(np.int64)
-    elif signatures is not None:
-        estimate = np.mean(signatures[i] == signatures[j], axis=1) if count else estimate
-    pairs = Pairs(
-        a=survivors[i], b=survivors[j],
-        method=np.full(count, METHODS.index(config.method), dtype=np.int8),
-        relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
-        hamming=hamming, estimate=estimate, resemblance=resemblance,
-        containment_ab=c_ab, containment_ba=c_ba, shared=np.full(count, -1, dtype=np.int64),
-    )
-    kept = pairs.select(resemblance >= config.resemblance_floor)
-    return NearStage(kept, int(count), int(count - len(kept)), parameters)
+    elif signatures is not None and count:
+        estimate = np.mean(signatures[i] == signatures[j], axis=1)
+    return Pairs(a=a, b=b, method=np.full(count, METHODS.index(config.method), dtype=np.int8),
+                 relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
+                 hamming=hamming, estimate=estimate, resemblance=resemblance,
+                 containment_ab=c_ab, containment_ba=c_ba,
+                 shared=np.full(count, -1, dtype=np.int64))
