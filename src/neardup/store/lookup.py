@@ -131,7 +131,8 @@ def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, StoreFeat
     query = probe.features
     if config is None or query is None or doc not in sketches:
         return StoreMatch(*fields), True
-    content = compare(view, Side(probe.host, query, probe.identical),
+    # a query without a host (a text, a file) is read on the terms of the stored page's host
+    content = compare(view, Side(probe.host or _text(host), query, probe.identical),
                       Side(_text(host), sketches[doc], unsigned(int(str(identical)))))
     query, stored = content.query, content.stored
     moduli = (query.modulus, stored.modulus) if config.adaptive else None

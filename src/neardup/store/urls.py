@@ -9,7 +9,8 @@
   whose estimated resemblance to it reaches r (Broder clustered at 0.5). They live in their own
   table, ``sketch_clusters`` (doc, cluster = the smallest doc of the cluster), updated in the
   add's transaction; :func:`sightings` gives lost-and-found these clusters instead of the
-  simhash ones, so a lightly edited page that moved is found, not reported lost.
+  simhash ones, so a lightly edited page that moved is found, not reported lost. Each page's
+  sketch is compared without its host's template values (:mod:`neardup.store.content`).
 """
 
 from __future__ import annotations
@@ -110,11 +111,12 @@ def url_cluster(store: Store, url: str) -> UrlCluster:
 
 
 def similar_to_url(store: Store, url: str, resemblance: float, containment: float,
-                   explain: bool = False) -> tuple[int, list[StoreMatch]]:
+                   explain: bool = False, templates: bool = True) -> tuple[int, list[StoreMatch]]:
     """The sketch search for the document stored under ``url``, itself left out."""
     check_sketch_search(store, containment)
     doc, probe = stored_probe(store, url)
-    return doc, similar_to_probe(store, probe, resemblance, containment, explain, leave_out=doc)
+    return doc, similar_to_probe(store, probe, resemblance, containment, explain, leave_out=doc,
+                                 templates=templates)
 
 
 def sightings(store: Store) -> tuple[list[Sighting], list[str]]:
