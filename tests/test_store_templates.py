@@ -66,7 +66,7 @@ def test_pages_sharing_a_frame_are_not_paired_once_the_host_has_enough(tmp_path:
     with open_store(tmp_path / "off", off) as store:
         matched = _matched_one_by_one(store, pages)
         # without templates, the frame makes most late pages near-copies of earlier ones
-        assert sum(matched[i] > 0 for i in late) >= len(late) // 2
+        assert sum(matched[i] > 0 for i in late) >= len(late) // 2  # 22 of 40 here
 
 
 def test_the_same_article_inside_two_frames_is_matched(tmp_path: Path) -> None:

@@ -222,6 +222,8 @@ def query_command(file: str | None, store_dir: Path, text: str | None, url: str 
     query, kept when Broder's estimates reach the floors. --url U --cluster: every URL of U's
     cluster, per sweep."""
     if host_templates:
+        if any(x is not None for x in (file, text, url)):
+            raise click.UsageError("--host-templates takes no FILE, --text or --url")
         _host_templates(store_dir, as_json)
         return
     if sum(x is not None for x in (file, text, url)) != 1:

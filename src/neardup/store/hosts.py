@@ -40,6 +40,7 @@ __all__ = ["SHINGLE", "SKETCH", "HostCounts", "NewPage", "PageValues", "count_pa
            "new_features", "page_values", "recount", "stored_counts", "template_summary"]
 
 U64 = npt.NDArray[np.uint64]
+I64 = npt.NDArray[np.int64]
 SKETCH = 0
 SHINGLE = 1
 KINDS = {SKETCH: "sketch_values", SHINGLE: "shingles"}
@@ -110,14 +111,49 @@ def _host_rows(db: sqlite3.Connection, path: Path, keys: list[int]) -> dict[int,
             _checked(rows, path, "host_pages")}
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: U64) -> U64:
+    """SplitMix64's finalizer, elementwise (wrapping arithmetic)."""
+    x = x + _GOLDEN
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    mixed: U64 = x ^ (x >> np.uint64(31))
+    return mixed
+
+
+def value_checksums(host: npt.ArrayLike, kind: npt.ArrayLike, value: npt.ArrayLike,
+                    pages: npt.ArrayLike) -> I64:
+    """The checksums of ``host_values`` rows, vectorized (SplitMix64 rounds over the row's four
+    integers; arguments broadcast)."""
+    columns = np.broadcast_arrays(*(np.asarray(c, dtype=np.int64) for c in
+                                    (host, kind, value, pages)))
+    digest = np.full(columns[0].shape, 0x686F7374, dtype=np.uint64)  # "host"
+    for column in columns:
+        digest = _mix(digest ^ column.view(np.uint64))
+    return digest.view(np.int64)
+
+
+def _checked_values(rows: list[tuple[int, ...]], path: Path) -> I64:
+    """``host_values`` rows (host, kind, value, pages, crc) as an (n, 4) array, every checksum
+    checked."""
+    table = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    bad = np.flatnonzero(value_checksums(*table[:, :4].T) != table[:, 4])
+    if bad.size:
+        raise _damaged(path, "host_values", tuple(table[bad[0], :4].tolist()))
+    return table[:, :4]
+
+
 def _value_rows(db: sqlite3.Connection, path: Path, key: int, kind: int,
                 values: list[int]) -> dict[int, int]:
     """The stored page counts of ``values`` (signed) of one host and kind."""
     rows = select_in(db, f"SELECT host, kind, value, pages, crc FROM host_values WHERE "
                          f"host = {int(key)} AND kind = {int(kind)} AND value IN ({{marks}})",
                      values)
-    return {int(value): int(pages) for host, got, value, pages in
-            _checked(rows, path, "host_values") if host == key and got == kind}
+    table = _checked_values(rows, path)
+    mine = table[(table[:, 0] == key) & (table[:, 1] == kind)]
+    return dict(zip(mine[:, 2].tolist(), mine[:, 3].tolist(), strict=True))
 
 
 def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues]) -> int:
@@ -158,20 +194,23 @@ def _write_hosts(db: sqlite3.Connection, path: Path, hosts: Counter[int],
 def _write_values(db: sqlite3.Connection, path: Path, key: int, kind: int,
                   counts: Counter[int]) -> None:
     stored = _value_rows(db, path, key, kind, sorted(counts))
-    rows = []
-    for value, added in counts.items():
-        row = (key, kind, value, stored.get(value, 0) + added)
-        rows.append((*row, row_checksum("host_values", *row)))
-    db.executemany("INSERT OR REPLACE INTO host_values VALUES (?,?,?,?,?)", rows)
+    values = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+    pages = np.fromiter((stored.get(v, 0) + n for v, n in counts.items()), dtype=np.int64,
+                        count=len(counts))
+    checksums = value_checksums(np.int64(key), np.int64(kind), values, pages)
+    db.executemany(f"INSERT OR REPLACE INTO host_values VALUES ({int(key)}, {int(kind)}, ?,?,?)",
+                   zip(values.tolist(), pages.tolist(), checksums.tolist(), strict=True))
 
 
 class HostCounts:
     """The counts as one operation reads them (a query, or an add's verification): the
-    template values of a host among given values, host page counts cached."""
+    template values of a host among given values; page counts and value counts cached, and
+    fetched a host at a time with :meth:`prefetch`."""
 
     def __init__(self, db: sqlite3.Connection, path: Path, config: TemplateConfig) -> None:
         self.db, self.path, self.config = db, path, config
         self._pages: dict[int, int] = {}
+        self._counts: dict[tuple[int, int], dict[int, int]] = {}
 
     def pages(self, host: str | None) -> int:
         """The pages of ``host`` that count (0 for none, or without a host)."""
@@ -183,14 +222,32 @@ class HostCounts:
             self._pages[key] = found[key][1] if key in found else 0
         return self._pages[key]
 
+    def _applies(self, host: str | None) -> bool:
+        return self.config.enabled and self.pages(host) >= self.config.min_pages
+
+    def prefetch(self, wanted: Iterable[tuple[str | None, int, U64]]) -> None:
+        """Read the counts of many (host, kind, values) at once, one query per host and kind
+        (hosts too small for templates are skipped)."""
+        grouped: dict[tuple[int, int], set[int]] = {}
+        for host, kind, values in wanted:
+            if values.size and self._applies(host):
+                key = (signed(host_key(host)), kind)
+                grouped.setdefault(key, set()).update(values.view(np.int64).tolist())
+        for (host_id, kind_id), asked in grouped.items():
+            cache = self._counts.setdefault((host_id, kind_id), {})
+            missing = sorted(asked.difference(cache))
+            found = (_value_rows(self.db, self.path, host_id, kind_id, missing) if missing
+                     else {})
+            cache.update({value: found.get(value, 0) for value in missing})
+
     def templates(self, host: str | None, kind: int, values: U64) -> U64:
         """The values among ``values`` (sorted distinct) that are template on ``host``."""
-        pages = self.pages(host) if self.config.enabled else 0
-        if pages < self.config.min_pages or values.size == 0:
+        if values.size == 0 or not self._applies(host):
             return np.empty(0, dtype=np.uint64)
-        key = signed(host_key(host))
-        counts = _value_rows(self.db, self.path, key, kind, values.view(np.int64).tolist())
-        frequent = [v for v, n in counts.items() if n > self.config.share * pages]
+        self.prefetch([(host, kind, values)])
+        cache = self._counts[(signed(host_key(host)), kind)]
+        floor = self.config.share * self.pages(host)
+        frequent = [v for v in values.view(np.int64).tolist() if cache[v] > floor]
         return np.sort(np.array(frequent, dtype=np.int64).view(np.uint64))
 
     def content(self, host: str | None, kind: int, values: U64 | None) -> tuple[U64 | None, int]:
@@ -204,14 +261,20 @@ class HostCounts:
         return kept, int(values.size - kept.size)
 
 
+def _all_hosts(db: sqlite3.Connection, path: Path) -> dict[int, tuple[str, int]]:
+    """Every host row, checked: (name, pages) by unsigned host key."""
+    return {unsigned(k): (str(name), int(pages)) for k, name, pages in _checked(
+        db.execute("SELECT host, name, pages, crc FROM host_pages"), path, "host_pages")}
+
+
 def stored_counts(db: sqlite3.Connection, path: Path
                   ) -> tuple[dict[int, int], dict[tuple[int, int, int], int]]:
     """Every stored count, each row checked: pages per host key, pages per (host, kind,
     value) (keys and values as unsigned 64-bit integers)."""
-    hosts = {unsigned(k): pages for k, _, pages in _checked(
-        db.execute("SELECT host, name, pages, crc FROM host_pages"), path, "host_pages")}
-    values = {(unsigned(k), kind, unsigned(v)): pages for k, kind, v, pages in _checked(
-        db.execute("SELECT host, kind, value, pages, crc FROM host_values"), path, "host_values")}
+    hosts = {key: pages for key, (_, pages) in _all_hosts(db, path).items()}
+    table = _checked_values(
+        db.execute("SELECT host, kind, value, pages, crc FROM host_values").fetchall(), path)
+    values = {(unsigned(k), kind, unsigned(v)): pages for k, kind, v, pages in table.tolist()}
     return hosts, values
 
 
@@ -239,7 +302,7 @@ def template_summary(db: sqlite3.Connection, path: Path,
     values first, at most 50 listed), as batch's ``summary.json`` reports them. Reads (and
     checks) every count."""
     hosts, values = stored_counts(db, path)
-    names = {unsigned(k): str(n) for k, n in db.execute("SELECT host, name FROM host_pages")}
+    names = {key: name for key, (name, _) in _all_hosts(db, path).items()}
     found: dict[int, Counter[str]] = {}
     for (key, kind, _), pages in values.items():
         total = hosts.get(key, 0)

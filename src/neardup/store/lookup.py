@@ -21,7 +21,7 @@ from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match
 from neardup.store.content import Side, compare, resembles
 from neardup.store.formats import ROW_FIELDS, checked_rows
-from neardup.store.hosts import HostCounts
+from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
 from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
 from neardup.store.records import documents_in, documents_where, select_in, signed, unsigned
 
@@ -181,9 +181,26 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
                       chosen if templates else dataclasses.replace(chosen, enabled=False))
+    view.prefetch(_wanted(probe, rows, sketches))
     scored = [_match(row, probe, sketches, store, explain, view) for row in rows.values()]
     matches = [match for match, stands in scored if stands or not judged]
     return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
+
+
+def _wanted(probe: _Probe, rows: dict[int, tuple[object, ...]],
+            sketches: dict[int, StoreFeatures]) -> list[tuple[str | None, int, U64]]:
+    """The (host, kind, values) whose counts scoring these rows reads (one query per host)."""
+    wanted = []
+    for doc, features in sketches.items():
+        host = _text(rows[doc][3])
+        for kind, values in ((SKETCH, features.sketch), (SHINGLE, features.shingles)):
+            if values is not None:
+                wanted.append((host, kind, values))
+        if probe.features is not None and probe.host is None:
+            wanted.append((host, SKETCH, probe.features.sketch))
+    if probe.features is not None and probe.host is not None:
+        wanted.append((probe.host, SKETCH, probe.features.sketch))
+    return wanted
 
 
 def _probe_of(store: Store, doc: Document) -> _Probe:

@@ -19,6 +19,8 @@ from neardup.index.tables import Matches
 from neardup.store.content import Side, compare, resembles
 from neardup.store.formats import ROW_FIELDS
 from neardup.store.hosts import (
+    SHINGLE,
+    SKETCH,
     HostCounts,
     NewPage,
     count_pages,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["content_matches", "counted_and_judged"]
 
 I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
 B = npt.NDArray[np.bool_]
 Facts = tuple[Side | None, tuple[int, int, int]]
 """A page of a match: its content side (None without a sketch) and (identical, lexical, tokens)."""
@@ -71,11 +74,24 @@ def content_matches(store: Store, batch: Sequence[NewPage], query: I64, stored: 
     view = HostCounts(store.db, store.meta_path, config.templates)
     sides = [_batch_side(p) for p in batch]
     others = _stored_sides(store, sorted(set(stored.tolist())))
+    view.prefetch(_wanted([sides[p] for p in query.tolist()] + list(others.values())
+                          + [sides[p] for p in np.concatenate([a, b]).tolist()]))
     for i, (position, doc) in enumerate(zip(query.tolist(), stored.tolist(), strict=True)):
         keep_stored[i] = _stands(view, sides[position], others.get(doc), config.sketch)
     for j, (first, second) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
         keep_batch[j] = _stands(view, sides[first], sides[second], config.sketch)
     return keep_stored, keep_batch
+
+
+def _wanted(pages: list[Facts]) -> list[tuple[str | None, int, U64]]:
+    """The (host, kind, values) whose counts judging these pages reads."""
+    wanted = []
+    for side, _ in pages:
+        if side is not None:
+            wanted.append((side.host, SKETCH, side.features.sketch))
+            if side.features.shingles is not None:
+                wanted.append((side.host, SHINGLE, side.features.shingles))
+    return wanted
 
 
 def _stored_sides(store: Store, docs: list[int]) -> dict[int, Facts]:
