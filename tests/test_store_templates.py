@@ -7,6 +7,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +22,15 @@ from neardup.fingerprints.sketch import Sketcher
 from neardup.pipeline.dedup import find_duplicates
 from neardup.store import Store, open_store
 from neardup.store.formats import ROW_FIELDS
-from neardup.store.hosts import SHINGLE, SKETCH, PageValues, recount, stored_counts
+from neardup.store.hosts import (
+    SHINGLE,
+    SKETCH,
+    PageValues,
+    recount,
+    stored_counts,
+    value_checksum,
+    value_checksums,
+)
 from neardup.store.lookup import stored_sketches
 from neardup.store.records import documents_where, unsigned
 
@@ -267,3 +276,13 @@ def test_a_host_with_too_few_pages_keeps_every_value(tmp_path: Path) -> None:
         assert sum(matched) > 0  # the frame still pairs them: too few pages to learn from
         assert all(m.template_values == 0 for m in store.query(small[4]))
         assert store.host_templates()["hosts_with_templates"] == 0
+
+
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@given(rows=st.lists(st.tuples(INT64, INT64, INT64, INT64), min_size=1, max_size=20))
+def test_the_sql_checksum_of_a_count_equals_the_vectorized_one(
+        rows: list[tuple[int, int, int, int]]) -> None:
+    columns = np.array(rows, dtype=np.int64).T
+    assert value_checksums(*columns).tolist() == [value_checksum(*row) for row in rows]

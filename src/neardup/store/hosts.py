@@ -37,7 +37,8 @@ from neardup.store.printer import StoreFeatures
 from neardup.store.records import documents_in, select_in, signed, unsigned
 
 __all__ = ["SHINGLE", "SKETCH", "HostCounts", "NewPage", "PageValues", "count_pages",
-           "new_features", "page_values", "recount", "stored_counts", "template_summary"]
+           "new_features", "page_values", "recount", "stored_counts", "template_summary",
+           "value_checksum", "value_checksums"]
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
@@ -135,6 +136,20 @@ def value_checksums(host: npt.ArrayLike, kind: npt.ArrayLike, value: npt.ArrayLi
     return digest.view(np.int64)
 
 
+MASK = (1 << 64) - 1
+
+
+def value_checksum(host: int, kind: int, value: int, pages: int) -> int:
+    """:func:`value_checksums` of one row (registered in SQLite as ``neardup_value_crc``)."""
+    digest = 0x686F7374
+    for column in (host, kind, value, pages):
+        x = ((digest ^ (column & MASK)) + 0x9E3779B97F4A7C15) & MASK
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+        digest = x ^ (x >> 31)
+    return digest - (1 << 64) if digest >= 1 << 63 else digest
+
+
 def _checked_values(rows: list[tuple[int, ...]], path: Path) -> I64:
     """``host_values`` rows (host, kind, value, pages, crc) as an (n, 4) array, every checksum
     checked."""
@@ -175,6 +190,7 @@ def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues])
         for kind, held in page.values.items():
             values.setdefault((key, kind), Counter()).update(held.view(np.int64).tolist())
     _write_hosts(db, path, hosts, names)
+    db.create_function("neardup_value_crc", 4, value_checksum, deterministic=True)
     for (key, kind), counts in values.items():
         _write_values(db, path, key, kind, counts)
     return sum(hosts.values())
@@ -191,15 +207,25 @@ def _write_hosts(db: sqlite3.Connection, path: Path, hosts: Counter[int],
     db.executemany("INSERT OR REPLACE INTO host_pages VALUES (?,?,?,?)", rows)
 
 
+UPSERT = ("INSERT INTO host_values VALUES ({key}, {kind}, ?, ?, ?) "
+          "ON CONFLICT (host, kind, value) DO UPDATE SET pages = pages + excluded.pages, "
+          "crc = neardup_value_crc(host, kind, value, pages + excluded.pages) "
+          "WHERE crc = neardup_value_crc(host, kind, value, pages)")
+"""Add to a count, or start one; a stored row whose checksum fails is not updated (the
+statement then changes fewer rows than it was given, and the add is refused)."""
+
+
 def _write_values(db: sqlite3.Connection, path: Path, key: int, kind: int,
                   counts: Counter[int]) -> None:
-    stored = _value_rows(db, path, key, kind, sorted(counts))
     values = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-    pages = np.fromiter((stored.get(v, 0) + n for v, n in counts.items()), dtype=np.int64,
-                        count=len(counts))
-    checksums = value_checksums(np.int64(key), np.int64(kind), values, pages)
-    db.executemany(f"INSERT OR REPLACE INTO host_values VALUES ({int(key)}, {int(kind)}, ?,?,?)",
-                   zip(values.tolist(), pages.tolist(), checksums.tolist(), strict=True))
+    added = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    checksums = value_checksums(np.int64(key), np.int64(kind), values, added)
+    cursor = db.executemany(UPSERT.format(key=int(key), kind=int(kind)),
+                            zip(values.tolist(), added.tolist(), checksums.tolist(),
+                                strict=True))
+    if cursor.rowcount != values.size:
+        raise CorruptDataError(f"{path}: table host_values, a row of host {key} fails its "
+                               "checksum (damaged)")
 
 
 class HostCounts:
@@ -211,10 +237,16 @@ class HostCounts:
         self.db, self.path, self.config = db, path, config
         self._pages: dict[int, int] = {}
         self._counts: dict[tuple[int, int], dict[int, int]] = {}
+        self._keys: dict[str | None, int] = {}
+
+    def _key(self, host: str | None) -> int:
+        if host not in self._keys:
+            self._keys[host] = signed(host_key(host))
+        return self._keys[host]
 
     def pages(self, host: str | None) -> int:
         """The pages of ``host`` that count (0 for none, or without a host)."""
-        key = signed(host_key(host))
+        key = self._key(host)
         if key == NO_HOST:
             return 0
         if key not in self._pages:
@@ -231,8 +263,8 @@ class HostCounts:
         grouped: dict[tuple[int, int], set[int]] = {}
         for host, kind, values in wanted:
             if values.size and self._applies(host):
-                key = (signed(host_key(host)), kind)
-                grouped.setdefault(key, set()).update(values.view(np.int64).tolist())
+                grouped.setdefault((self._key(host), kind), set()).update(
+                    values.view(np.int64).tolist())
         for (host_id, kind_id), asked in grouped.items():
             cache = self._counts.setdefault((host_id, kind_id), {})
             missing = sorted(asked.difference(cache))
@@ -244,10 +276,13 @@ class HostCounts:
         """The values among ``values`` (sorted distinct) that are template on ``host``."""
         if values.size == 0 or not self._applies(host):
             return np.empty(0, dtype=np.uint64)
-        self.prefetch([(host, kind, values)])
-        cache = self._counts[(signed(host_key(host)), kind)]
+        wanted = values.view(np.int64).tolist()
+        cache = self._counts.get((self._key(host), kind), {})
+        if any(v not in cache for v in wanted):
+            self.prefetch([(host, kind, values)])
+            cache = self._counts[(self._key(host), kind)]
         floor = self.config.share * self.pages(host)
-        frequent = [v for v in values.view(np.int64).tolist() if cache[v] > floor]
+        frequent = [v for v in wanted if cache[v] > floor]
         return np.sort(np.array(frequent, dtype=np.int64).view(np.uint64))
 
     def content(self, host: str | None, kind: int, values: U64 | None) -> tuple[U64 | None, int]:

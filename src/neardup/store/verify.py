@@ -72,7 +72,8 @@ def content_matches(store: Store, batch: Sequence[NewPage], query: I64, stored: 
     if config.sketch is None or not config.templates.enabled or not (query.size or a.size):
         return keep_stored, keep_batch
     view = HostCounts(store.db, store.meta_path, config.templates)
-    sides = [_batch_side(p) for p in batch]
+    involved = set(query.tolist()) | set(a.tolist()) | set(b.tolist())
+    sides = {p: _batch_side(batch[p]) for p in involved}
     others = _stored_sides(store, sorted(set(stored.tolist())))
     view.prefetch(_wanted([sides[p] for p in query.tolist()] + list(others.values())
                           + [sides[p] for p in np.concatenate([a, b]).tolist()]))
