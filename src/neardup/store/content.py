@@ -4,7 +4,8 @@ When a store compares two pages (a query against a stored page, or a new page ag
 one or one of its batch), each side's sketch, and its shingle set when the store keeps them,
 loses the values its host holds on more than the template share of its pages
 (:class:`neardup.store.hosts.HostCounts`), as batch ``dedup`` prunes each document's set by its
-own host's templates: two articles inside one site's frame no longer look alike. The estimates
+own host's templates: two articles inside one site's frame no longer look alike (a query
+without a host, a text or a file, is read on the stored page's host's terms). The estimates
 and exact scores a query reports are those of the content, and a simhash match whose pages lost
 template values is kept only when its content still resembles: resemblance (exact on the kept
 shingles, else Broder's estimate) at least :data:`neardup.config.DEFAULT_MIN_RESEMBLANCE`, the
