@@ -275,6 +275,9 @@ class StoreConfig:
     """Cluster by Broder's sketches instead of simhash: documents whose estimated resemblance
     reaches this value join one cluster (Broder: 0.5), which lost-and-found follows; None:
     clusters of simhashes within ``max_k``."""
+    templates: TemplateConfig = field(default_factory=TemplateConfig)
+    """Per-host template values (sketch values, kept shingles) left out when two pages are
+    compared: the batch rule, on counts the store keeps up to date (:mod:`neardup.store.hosts`)."""
 
     def __post_init__(self) -> None:
         _require(0 <= self.max_k <= 16, "max_k", self.max_k, "must be in 0..16")
@@ -299,6 +302,8 @@ class StoreConfig:
             tags["sketch"] = self.sketch.tag + (":shingles" if self.keep_shingles else "")
         if self.sketch_clusters is not None:
             tags["clusters"] = f"sketch:r{self.sketch_clusters}"
+        if self.sketch is not None:
+            tags["templates"] = self.templates.tag
         return tags
 
 

@@ -17,7 +17,7 @@ from neardup.cli.preset_option import PRESET_OPTION, preset_store_config
 from neardup.cli.progress import progress_counter
 from neardup.cli.summary import count as _count
 from neardup.cli.text_options import extract_options, text_config
-from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TextConfig
+from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TemplateConfig, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
 from neardup.index.planner import plan
@@ -71,6 +71,14 @@ def _design(k: int, expected: int, tables: int | None,
               help="New store: keep every document's shingle set, so that queries report exact "
                    "resemblance and containment beside the estimates.")
 @extract_options
+@click.option("--templates/--no-templates", "templates", default=None,
+              help="New store: leave each host's template values (its frame) out when two "
+                   "pages are compared [default: on; the counts are kept either way].")
+@click.option("--template-share", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+              default=None, help="New store: a value on more than this share of one host's "
+                                 "pages is template [default: 0.5].")
+@click.option("--template-min-pages", type=click.IntRange(2, None), default=None,
+              help="New store: hosts with fewer pages keep every value [default: 10].")
 @click.option("--sketch-clusters", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
               help="New store: cluster by Broder's sketches (estimated resemblance at least "
                    "this, Broder: 0.5) instead of simhash; lost-and-found follows them.")
@@ -85,14 +93,17 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   min_prefix: int | None, expected: int, no_sketch: bool | None,
                   keep_shingles: bool | None, main_content: bool | None, extract: str | None,
                   media: str, workers: int, as_json: bool, preset: str | None,
-                  sketch_clusters: float | None) -> None:
+                  sketch_clusters: float | None, templates: bool | None,
+                  template_share: float | None, template_min_pages: int | None) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only). A new
     store's --extract [default: full] is fixed with it."""
+    template = _template_config(templates, template_share, template_min_pages)
     chosen = (max_k, compress, no_sketch, keep_shingles, main_content, extract, tables,
-              min_prefix, sketch_clusters)
+              min_prefix, sketch_clusters, template)
     config = None
     if preset is not None:
         config = preset_store_config(preset, bool(main_content))
+        config = config if template is None else dataclasses.replace(config, templates=template)
     elif not (store_dir / "manifest.json").exists() or any(v is not None for v in chosen):
         k = 3 if max_k is None else max_k
         config = _store_config(k, bool(no_sketch), bool(keep_shingles),
@@ -100,6 +111,8 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                                bool(compress), _design(k, expected, tables, min_prefix))
         if sketch_clusters is not None:
             config = dataclasses.replace(config, sketch_clusters=sketch_clusters)
+        if template is not None:
+            config = dataclasses.replace(config, templates=template)
     for path in inputs:
         if path != "-" and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
@@ -130,6 +143,17 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                    f"{_count(summary['segments'], 'segment')}); {report.already_stored:,} "
                    f"already-stored (same id and bytes, skipped); {report.matched_stored:,} had a "
                    f"near-copy stored before, {report.matched_in_batch:,} one added with them")
+
+
+def _template_config(enabled: bool | None, share: float | None,
+                     min_pages: int | None) -> TemplateConfig | None:
+    """The template rule of a new store's options (None when none was given)."""
+    if enabled is None and share is None and min_pages is None:
+        return None
+    default = TemplateConfig()
+    return TemplateConfig(enabled=default.enabled if enabled is None else enabled,
+                          share=default.share if share is None else share,
+                          min_pages=default.min_pages if min_pages is None else min_pages)
 
 
 def _when(sweep: str | None, fetched: str | None) -> str:
@@ -178,21 +202,33 @@ def _query_document(path: str | None, text: str | None) -> Document:
 @click.option("--cluster", "cluster", is_flag=True,
               help="With --url: every URL of its cluster, per sweep (Broder's URL -> cluster "
                    "-> URLs).")
+@click.option("--no-templates", "no_templates", is_flag=True,
+              help="Compare on every value, the hosts' template values included [default: "
+                   "the store's rule leaves them out].")
+@click.option("--host-templates", is_flag=True,
+              help="Instead of a query: per host, its pages and template values.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
 @click.option("--extract", type=click.Choice(EXTRACTORS), default=None,
               help="Check that the store extracts text this way (a query page is always "
                    "extracted as the store's pages were) [default: the store's].")
 def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
                   k: int | None, resemblance: float | None, containment: float | None,
-                  explain: bool, as_json: bool, extract: str | None, cluster: bool) -> None:
+                  explain: bool, as_json: bool, extract: str | None, cluster: bool,
+                  no_templates: bool, host_templates: bool) -> None:
     """The stored near-duplicates of FILE (its first document), of --text, or of --url.
 
     By default: stored documents within --k bits of the query's simhash (Manku's tables). With
     --resemblance or --containment: every stored document sharing a sketch shingle with the
     query, kept when Broder's estimates reach the floors. --url U --cluster: every URL of U's
     cluster, per sweep."""
+    if host_templates:
+        if any(x is not None for x in (file, text, url)):
+            raise click.UsageError("--host-templates takes no FILE, --text or --url")
+        _host_templates(store_dir, as_json)
+        return
     if sum(x is not None for x in (file, text, url)) != 1:
         raise click.UsageError("give exactly one of FILE, --text or --url")
+    content = not no_templates
     sketch_search = resemblance is not None or containment is not None
     if cluster:
         _query_cluster(store_dir, url, sketch_search, as_json)
@@ -203,15 +239,17 @@ def query_command(file: str | None, store_dir: Path, text: str | None, url: str 
                                    f"{store.config.text.extract} (fixed when it was created)")
         if sketch_search and url is not None:
             matches = _by_url(store_dir, url, lambda: similar_to_url(
-                store, url, resemblance or 0.0, containment or 0.0, explain)[1])
+                store, url, resemblance or 0.0, containment or 0.0, explain, content)[1])
         elif sketch_search:
             matches = store.similar(_query_document(file, text), resemblance=resemblance or 0.0,
-                                    containment=containment or 0.0, explain=explain)
+                                    containment=containment or 0.0, explain=explain,
+                                    templates=content)
         elif url is not None:
-            matches = _by_url(store_dir, url, lambda: store.query_url(url, k)[1])
+            matches = _by_url(store_dir, url, lambda: store.query_url(url, k, content)[1])
         else:
-            matches = store.query(_query_document(file, text), k, explain=explain)
-        _render(store, matches, as_json)
+            matches = store.query(_query_document(file, text), k, explain=explain,
+                                  templates=content)
+        _render(store, matches, as_json, explain)
 
 
 def _by_url(store_dir: Path, url: str, run: Callable[[], list[StoreMatch]]) -> list[StoreMatch]:
@@ -238,7 +276,27 @@ def _query_cluster(store_dir: Path, url: str | None, sketch_search: bool, as_jso
         click.echo(f"  sweep {sweep or '(none)'}: " + " ".join(urls))
 
 
-def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
+def _host_templates(store_dir: Path, as_json: bool) -> None:
+    """``query --host-templates``: the per-host template counts of the store."""
+    with open_store(store_dir, read_only=True) as store:
+        found = store.host_templates()
+    if as_json:
+        click.echo(json.dumps(found, indent=2))
+        return
+    click.echo(f"{_count(int(str(found['hosts'])), 'host')}, "
+               f"{found['hosts_with_enough_pages']} with at least {found['min_pages']} pages, "
+               f"{found['hosts_with_templates']} with template values (share > "
+               f"{found['share']}{'' if found['enabled'] else ', not applied: off'})")
+    per_host = found["per_host"]
+    assert isinstance(per_host, dict)
+    for host, counts in per_host.items():
+        click.echo(f"  {host}: {counts['pages']:,} pages, "
+                   f"{counts.get('sketch_values', 0):,} sketch values"
+                   + (f", {counts['shingles']:,} shingles" if counts.get("shingles") else ""))
+
+
+def _render(store: Store, matches: list[StoreMatch], as_json: bool,
+            explain: bool = False) -> None:
     if as_json:
         click.echo(json.dumps([m.as_dict() for m in matches], indent=2))
         return
@@ -254,6 +312,10 @@ def _render(store: Store, matches: list[StoreMatch], as_json: bool) -> None:
             f"{m.exact_containment:.2f}/{m.exact_containment_reverse:.2f}")
         click.echo(f"{m.distance:2d} bits  {m.relation:9s} doc {m.doc}  {m.url or m.id}"
                    f"{scores}{exact}")
+        if explain and (m.template_values or m.template_shingles):
+            click.echo(f"      templates: {m.template_values} sketch values"
+                       + (f", {m.template_shingles} shingles" if m.template_shingles else "")
+                       + " left out (the hosts' frames)")
         for shingle in m.shared_shingles[:10]:
             click.echo(f"      shares: {shingle}")
 

@@ -37,6 +37,8 @@ from neardup.pipeline.executor import ordered_map
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
+from neardup.store.export import arrow_tables
+from neardup.store.hosts import template_summary
 from neardup.store.integrity import checked_next_doc
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import store_fingerprinter
@@ -52,9 +54,9 @@ from neardup.store.records import (
     postings,
     signed,
     sketch_rows,
-    unsigned,
 )
 from neardup.store.settings import config_from_dict, config_to_dict, differences, plans
+from neardup.store.verify import counted_and_judged
 
 __all__ = ["Store", "open_store"]
 
@@ -227,6 +229,7 @@ class Store:
         a, b = (hamming_pairs(fps[indexed], self.config.max_k) if int(indexed.sum()) > 1
                 else (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
         with formats.transaction(self.db, self.meta_path) as db:
+            found, a, b = counted_and_judged(self, batch, positions, found, a, b)
             clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
                                       found.id, positions[a], positions[b])
             db.executemany(
@@ -340,22 +343,29 @@ class Store:
     def __len__(self) -> int:
         return self.next_doc
 
-    def query(self, doc: Document | str, k: int | None = None,
-              explain: bool = False) -> list[StoreMatch]:
-        """Stored near-copies of a document (or of a plain text), nearest first."""
+    def query(self, doc: Document | str, k: int | None = None, explain: bool = False,
+              templates: bool = True) -> list[StoreMatch]:
+        """Stored near-copies of a document (or of a plain text), nearest first; ``templates``
+        (the store's rule): compared on content (:mod:`neardup.store.content`)."""
         if isinstance(doc, str):
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
         with self._sqlite():
-            return query_document(self, doc, k, explain)
+            return query_document(self, doc, k, explain, templates)
 
     def similar(self, doc: Document | str, *, resemblance: float = 0.0,
-                containment: float = 0.0, explain: bool = False) -> list[StoreMatch]:
+                containment: float = 0.0, explain: bool = False,
+                templates: bool = True) -> list[StoreMatch]:
         """Stored documents sharing sketch shingles with ``doc`` whose estimated resemblance
         (or containment of ``doc`` in them) reaches the given floor, best first."""
         if isinstance(doc, str):
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
         with self._sqlite():
-            return similar_documents(self, doc, resemblance, containment, explain)
+            return similar_documents(self, doc, resemblance, containment, explain, templates)
+
+    def host_templates(self) -> dict[str, object]:
+        """Per host: its pages and template values (every count read and checked)."""
+        with self._sqlite(), formats.snapshot(self.db):
+            return template_summary(self.db, self.meta_path, self.config.templates)
 
     def document(self, key: int | str) -> dict[str, object] | None:
         """The stored row of a document, by number or by id (the latest with that id)."""
@@ -379,24 +389,7 @@ class Store:
         """The stored documents and their clusters, in the schema of ``dedup``'s ``documents``
         and ``clusters`` outputs (a cluster keeps its first document)."""
         with self._sqlite():
-            rows = [(r[0], r[1], r[2], r[3], r[6], r[7], r[5], r[8], r[9], r[10], r[11], r[12],
-                     r[13], r[14], r[4])
-                    for r in documents_where(self.db, self.meta_path, "1 ORDER BY doc")]
-        columns = list(zip(*rows, strict=True)) if rows else [()] * 15
-        hexed = [[f"{unsigned(v):016x}" for v in columns[i]] for i in range(9, 13)]
-        documents = pa.table({
-            "doc": pa.array(columns[0], pa.int64()), "id": list(columns[1]),
-            "url": list(columns[2]), "host": list(columns[3]), "source": list(columns[4]),
-            "length": pa.array(columns[5], pa.int64()), "fetched": list(columns[6]),
-            "text_chars": pa.array(columns[7], pa.int64()),
-            "tokens": pa.array(columns[8], pa.int64()), "identical": hexed[0],
-            "lexical": hexed[1], "shingle": hexed[2], "simhash": hexed[3],
-            "sweep": list(columns[14])})
-        cluster = np.array(columns[13], dtype=np.int64)
-        doc = np.array(columns[0], dtype=np.int64)
-        clusters = pa.table({"doc": doc, "cluster": cluster, "kept": doc == cluster,
-                             "kept_doc": cluster})
-        return documents, clusters
+            return arrow_tables(documents_where(self.db, self.meta_path, "1 ORDER BY doc"))
 
     def sightings(self) -> tuple[list[Sighting], list[str]]:
         """Every stored URL with its sweep, fetch time and cluster; and the sweeps in the order
@@ -410,10 +403,11 @@ class Store:
         return [Sighting(url, sweep or "", fetched, cluster)
                 for url, sweep, fetched, cluster in rows], order
 
-    def query_url(self, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
+    def query_url(self, url: str, k: int | None = None,
+                  templates: bool = True) -> tuple[int, list[StoreMatch]]:
         """The stored near-copies of the document stored under ``url`` (KeyError if none)."""
         with self._sqlite():
-            return query_url(self, url, k)
+            return query_url(self, url, k, templates)
 
     def close(self) -> None:
         """Close the store; a writer first folds the WAL into the database (best effort)."""

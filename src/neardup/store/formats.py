@@ -10,7 +10,9 @@
       readers.lock           held shared by a process while it maps segments; a writer removes
                              a file only when it can take this lock exclusively
       meta.sqlite            documents, sketches and their postings (sketch value -> documents),
-                             clusters and the insert log (WAL mode)
+                             clusters, the insert log, and per host its page count and the
+                             pages holding each sketch value / kept shingle (host_pages,
+                             host_values: site templates, see neardup.store.hosts) (WAL mode)
       segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json
         segment.json         per array: file, dtype, shape, bytes, xxh3 checksum
 
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 FORMAT = "neardup-store"
-VERSION = 2
+VERSION = 3
 MANIFEST = "manifest.json"
 META = "meta.sqlite"
 SEGMENTS = "segments"
@@ -85,6 +87,12 @@ CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, d
 CREATE TABLE IF NOT EXISTS postings (value INTEGER NOT NULL, doc INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS postings_value ON postings(value);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS documents_shingle ON documents(shingle);
+CREATE TABLE IF NOT EXISTS host_pages (host INTEGER PRIMARY KEY, name TEXT NOT NULL,
+    pages INTEGER NOT NULL, crc INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS host_values (host INTEGER NOT NULL, kind INTEGER NOT NULL,
+    value INTEGER NOT NULL, pages INTEGER NOT NULL, crc INTEGER NOT NULL,
+    PRIMARY KEY (host, kind, value)) WITHOUT ROWID;
 """
 
 

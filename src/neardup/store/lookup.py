@@ -7,6 +7,7 @@ both ways, with the shared shingles that explain them.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,7 +19,9 @@ from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match
+from neardup.store.content import Side, compare, resembles
 from neardup.store.formats import ROW_FIELDS, checked_rows
+from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
 from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
 from neardup.store.records import documents_in, documents_where, select_in, signed, unsigned
 
@@ -55,6 +58,10 @@ class StoreMatch:
     """Exact resemblance of the shingle sets (stores created with ``keep_shingles``)."""
     exact_containment: float | None = None
     exact_containment_reverse: float | None = None
+    template_values: int = 0
+    """Sketch values of the two pages left out as their hosts' templates."""
+    template_shingles: int = 0
+    """Kept shingles of the two pages left out as their hosts' templates."""
 
     def as_dict(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -107,10 +114,12 @@ class _Probe:
     tokens: int
     features: StoreFeatures | None = None
     canonical: bytes = b""
+    host: str | None = None
 
 
 def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, StoreFeatures],
-           store: Store, explain: bool) -> StoreMatch:
+           store: Store, explain: bool, view: HostCounts) -> tuple[StoreMatch, bool]:
+    """The match of a stored row, and whether it stands (its content still resembles)."""
     doc, id_, url, host, sweep, fetched, cluster, identical, lexical, simhash = row
     assert isinstance(doc, int) and isinstance(simhash, int) and isinstance(cluster, int)
     relation = ("identical" if identical == signed(probe.identical) else
@@ -121,17 +130,23 @@ def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, StoreFeat
     config = store.config.sketch
     query = probe.features
     if config is None or query is None or doc not in sketches:
-        return StoreMatch(*fields)
-    stored = sketches[doc]
+        return StoreMatch(*fields), True
+    # a query without a host (a text, a file) is read on the terms of the stored page's host
+    content = compare(view, Side(probe.host or _text(host), query, probe.identical),
+                      Side(_text(host), sketches[doc], unsigned(int(str(identical)))))
+    query, stored = content.query, content.stored
     moduli = (query.modulus, stored.modulus) if config.adaptive else None
     scores = explain_match(probe.canonical, query.sketch, stored.sketch, config, moduli)
     exact = _exact(query.shingles, stored.shingles)
-    return StoreMatch(*fields, resemblance=scores.resemblance,
-                      containment=scores.containment_query,
-                      containment_reverse=scores.containment_stored,
-                      shared_shingles=scores.shared if explain else (),
-                      exact_resemblance=exact[0], exact_containment=exact[1],
-                      exact_containment_reverse=exact[2])
+    match = StoreMatch(*fields, resemblance=scores.resemblance,
+                       containment=scores.containment_query,
+                       containment_reverse=scores.containment_stored,
+                       shared_shingles=scores.shared if explain else (),
+                       exact_resemblance=exact[0], exact_containment=exact[1],
+                       exact_containment_reverse=exact[2],
+                       template_values=content.template_values,
+                       template_shingles=content.template_shingles)
+    return match, relation != "near" or resembles(content, config)
 
 
 def _text(value: object) -> str | None:
@@ -153,30 +168,55 @@ class _Capture:
 
 
 def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
-             leave_out: int | None = None) -> list[StoreMatch]:
+             leave_out: int | None = None, templates: bool = True,
+             judged: bool = False) -> list[StoreMatch]:
+    """The matches of stored ``docs`` (and of the documents identical to the probe), scored on
+    content; ``judged``: simhash matches that lost template values and no longer resemble are
+    left out."""
     rows = {int(str(r[0])): r for r in _rows(store, "doc", docs)}
     for row in _rows(store, "identical", [signed(probe.identical)]):
         rows.setdefault(int(str(row[0])), row)
     rows.pop(leave_out, None)  # type: ignore[arg-type]
     sketches = _sketches(store, list(rows)) if probe.features is not None else {}
-    matches = [_match(row, probe, sketches, store, explain) for row in rows.values()]
+    chosen = store.config.templates
+    view = HostCounts(store.db, store.meta_path,
+                      chosen if templates else dataclasses.replace(chosen, enabled=False))
+    view.prefetch(_wanted(probe, rows, sketches))
+    scored = [_match(row, probe, sketches, store, explain, view) for row in rows.values()]
+    matches = [match for match, stands in scored if stands or not judged]
     return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
+
+
+def _wanted(probe: _Probe, rows: dict[int, tuple[object, ...]],
+            sketches: dict[int, StoreFeatures]) -> list[tuple[str | None, int, U64]]:
+    """The (host, kind, values) whose counts scoring these rows reads (one query per host)."""
+    wanted = []
+    for doc, features in sketches.items():
+        host = _text(rows[doc][3])
+        for kind, values in ((SKETCH, features.sketch), (SHINGLE, features.shingles)):
+            if values is not None:
+                wanted.append((host, kind, values))
+        if probe.features is not None and probe.host is None:
+            wanted.append((host, SKETCH, probe.features.sketch))
+    if probe.features is not None and probe.host is not None:
+        wanted.append((probe.host, SKETCH, probe.features.sketch))
+    return wanted
 
 
 def _probe_of(store: Store, doc: Document) -> _Probe:
     capture = _Capture(store)
     prints = store_fingerprinter(store.config, features=capture)(doc)
     return _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
-                  features_of(prints), capture.canonical)
+                  features_of(prints), capture.canonical, prints.host)
 
 
 def query_document(store: Store, doc: Document, k: int | None = None,
-                   explain: bool = False) -> list[StoreMatch]:
+                   explain: bool = False, templates: bool = True) -> list[StoreMatch]:
     """Stored documents within ``k`` bits of ``doc``'s simhash, or byte-identical to it,
-    nearest first."""
+    nearest first (with ``templates``, judged on content as an add judges its matches)."""
     probe = _probe_of(store, doc)
     docs = store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
-    return _matches(store, probe, docs, explain)
+    return _matches(store, probe, docs, explain, templates=templates, judged=True)
 
 
 def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
@@ -186,18 +226,22 @@ def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
              if row[2] == url]
     if not found:
         raise KeyError(url)
-    doc, simhash, identical, lexical, tokens = (found[0][ROW_FIELDS.index(name)] for name in (
-        "doc", "simhash", "identical", "lexical", "tokens"))
+    doc, simhash, identical, lexical, tokens, host = (
+        found[0][ROW_FIELDS.index(name)] for name in (
+            "doc", "simhash", "identical", "lexical", "tokens", "host"))
     sketch = _sketches(store, [doc]).get(doc) if store.config.sketch is not None else None
-    return doc, _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch)
+    return doc, _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch,
+                       host=host)
 
 
-def query_url(store: Store, url: str, k: int | None = None) -> tuple[int, list[StoreMatch]]:
+def query_url(store: Store, url: str, k: int | None = None,
+              templates: bool = True) -> tuple[int, list[StoreMatch]]:
     """The stored near-copies of the most recent document stored under ``url``, itself left out.
     Returns its number and its matches; KeyError when no document has that URL."""
     doc, probe = stored_probe(store, url)
     docs = store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
-    return doc, _matches(store, probe, docs, explain=False, leave_out=doc)
+    return doc, _matches(store, probe, docs, explain=False, leave_out=doc, templates=templates,
+                         judged=True)
 
 
 def stored_sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
@@ -225,21 +269,24 @@ def check_sketch_search(store: Store, containment: float) -> None:
 
 
 def similar_documents(store: Store, doc: Document, resemblance: float, containment: float,
-                      explain: bool) -> list[StoreMatch]:
+                      explain: bool, templates: bool = True) -> list[StoreMatch]:
     """Broder's on-the-fly query: every stored document sharing a sketch value with ``doc``,
-    scored by the sketches, kept when its estimates reach both floors, best first."""
+    scored by the sketches (on content), kept when its estimates reach both floors, best
+    first."""
     check_sketch_search(store, containment)
-    return similar_to_probe(store, _probe_of(store, doc), resemblance, containment, explain)
+    return similar_to_probe(store, _probe_of(store, doc), resemblance, containment, explain,
+                            templates=templates)
 
 
 def similar_to_probe(store: Store, probe: _Probe, resemblance: float, containment: float,
-                     explain: bool, leave_out: int | None = None) -> list[StoreMatch]:
+                     explain: bool, leave_out: int | None = None,
+                     templates: bool = True) -> list[StoreMatch]:
     """The sketch search of :func:`similar_documents` for a probe (``leave_out``: a stored
     document that is the query itself)."""
     if probe.features is None:
         return []
     values = probe.features.sketch.astype(np.int64).tolist()
-    matches = _matches(store, probe, _sharing(store.db, values), explain, leave_out)
+    matches = _matches(store, probe, _sharing(store.db, values), explain, leave_out, templates)
     kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
             and (m.containment or 0.0) >= containment]
     return sorted(kept, key=lambda m: (-(m.containment or 0.0) if containment else

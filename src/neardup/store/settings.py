@@ -11,6 +11,7 @@ from neardup.config import (
     SimHashConfig,
     SketchConfig,
     StoreConfig,
+    TemplateConfig,
     TextConfig,
 )
 from neardup.index.hamming import HammingDesign, TablePlan
@@ -33,7 +34,8 @@ def config_from_dict(data: dict[str, Any]) -> StoreConfig:
                        simhash=SimHashConfig(**simhash), max_k=int(data["max_k"]),
                        tables=tables, compress=bool(data["compress"]), sketch=sketch,
                        keep_shingles=bool(data.get("keep_shingles", False)),
-                       sketch_clusters=data.get("sketch_clusters"))
+                       sketch_clusters=data.get("sketch_clusters"),
+                       templates=TemplateConfig(**data.get("templates", {})))
 
 
 def config_to_dict(config: StoreConfig) -> dict[str, Any]:

@@ -9,7 +9,8 @@
   whose estimated resemblance to it reaches r (Broder clustered at 0.5). They live in their own
   table, ``sketch_clusters`` (doc, cluster = the smallest doc of the cluster), updated in the
   add's transaction; :func:`sightings` gives lost-and-found these clusters instead of the
-  simhash ones, so a lightly edited page that moved is found, not reported lost.
+  simhash ones, so a lightly edited page that moved is found, not reported lost. Each page's
+  sketch is compared without its host's template values (:mod:`neardup.store.content`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from neardup.analysis.sweeps import Sighting
 from neardup.fingerprints.sketch import estimate_resemblance
 from neardup.pipeline.fingerprint import DocumentPrints
 from neardup.store.clusters import LabelRoots
+from neardup.store.content import Side, compare
+from neardup.store.formats import ROW_FIELDS
+from neardup.store.hosts import HostCounts
 from neardup.store.lookup import (
     StoreMatch,
     check_sketch_search,
@@ -33,8 +37,8 @@ from neardup.store.lookup import (
     stored_probe,
     stored_sketches,
 )
-from neardup.store.printer import StoreFeatures, features_of
-from neardup.store.records import select_in
+from neardup.store.printer import features_of
+from neardup.store.records import IDENTICAL, documents_in, select_in, unsigned
 
 if TYPE_CHECKING:
     from neardup.store.collection import Store
@@ -43,6 +47,7 @@ __all__ = ["ClusterMember", "UrlCluster", "merge_sketch_clusters", "sightings",
            "similar_to_url", "url_cluster"]
 
 I64 = npt.NDArray[np.int64]
+HOST = ROW_FIELDS.index("host")
 _TABLE = ("CREATE TABLE IF NOT EXISTS sketch_clusters (doc INTEGER PRIMARY KEY, "
           "cluster INTEGER NOT NULL)")
 _INDEX = "CREATE INDEX IF NOT EXISTS sketch_clusters_cluster ON sketch_clusters(cluster)"
@@ -106,11 +111,12 @@ def url_cluster(store: Store, url: str) -> UrlCluster:
 
 
 def similar_to_url(store: Store, url: str, resemblance: float, containment: float,
-                   explain: bool = False) -> tuple[int, list[StoreMatch]]:
+                   explain: bool = False, templates: bool = True) -> tuple[int, list[StoreMatch]]:
     """The sketch search for the document stored under ``url``, itself left out."""
     check_sketch_search(store, containment)
     doc, probe = stored_probe(store, url)
-    return doc, similar_to_probe(store, probe, resemblance, containment, explain, leave_out=doc)
+    return doc, similar_to_probe(store, probe, resemblance, containment, explain, leave_out=doc,
+                                 templates=templates)
 
 
 def sightings(store: Store) -> tuple[list[Sighting], list[str]]:
@@ -125,16 +131,21 @@ def sightings(store: Store) -> tuple[list[Sighting], list[str]]:
             for url, sweep, fetched, cluster in rows], order
 
 
-def _resembling(store: Store, doc: int, features: StoreFeatures) -> list[int]:
+def _resembling(store: Store, doc: int, page: Side, view: HostCounts) -> list[int]:
     """Stored documents (batch included) whose estimated resemblance to ``doc`` reaches the
-    store's floor."""
+    store's floor, each side without its host's template values."""
     config, floor = store.config.sketch, store.config.sketch_clusters
     assert config is not None and floor is not None
+    features = page.features
     others = [d for d in sharing(store.db, features.sketch.astype(np.int64).tolist()) if d != doc]
+    rows = {r[0]: r for r in documents_in(store.db, store.meta_path, "doc", others)}
     found = []
     for other, stored in stored_sketches(store, others).items():
-        moduli = (features.modulus, stored.modulus) if config.adaptive else None
-        if estimate_resemblance(features.sketch, stored.sketch, config, moduli) >= floor:
+        row = rows[other]
+        content = compare(view, page, Side(row[HOST], stored, unsigned(row[IDENTICAL])))
+        first, second = content.query, content.stored
+        moduli = (first.modulus, second.modulus) if config.adaptive else None
+        if estimate_resemblance(first.sketch, second.sketch, config, moduli) >= floor:
             found.append(other)
     return found
 
@@ -146,10 +157,12 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     db.execute(_TABLE)
     db.execute(_INDEX)
     labels, links = LabelRoots(), []
+    view = HostCounts(db, store.meta_path, store.config.templates)
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
         if features is not None and features.sketch.size:
-            links += [(doc, other) for other in _resembling(store, doc, features)]
+            page = Side(prints.host, features, prints.identical)
+            links += [(doc, other) for other in _resembling(store, doc, page, view)]
     others = sorted({other for _, other in links})
     existing = dict(select_in(db, "SELECT doc, cluster FROM sketch_clusters WHERE doc IN "
                                   "({marks})", others))
