@@ -197,8 +197,8 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
 
     Exits with status 1 when the inputs hold no document, saying what they held instead."""
     from neardup.cli.progress import stage_progress
+    from neardup.config import parse_bytes
     from neardup.engine import EngineOptions, run_engine
-    from neardup.overlap.config import parse_bytes
 
     _check_inputs(inputs)
     _check_threshold(options["method"], options["threshold"])

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.cluster.relations import overlap_scores
-from neardup.config import DEFAULT_THRESHOLDS, DedupConfig
+from neardup.config import DedupConfig, method_spec
 from neardup.errors import ConfigError
 from neardup.evaluation.chunk_scorers import (
     keyword_cosines,
@@ -215,7 +215,7 @@ BUILTIN_SCORERS: tuple[Scorer, ...] = (
            summary="share of the first document's w-shingles found in the second"),
     Scorer("sketch", _sketch_estimate,
            Rule("estimated resemblance", "t", curve=UNIT_CURVE,
-                default=DEFAULT_THRESHOLDS["sketch"]),
+                default=method_spec("sketch").default_threshold),
            summary="Broder's sketch estimate (DedupConfig.sketch: MOD_25 of 10-word shingles)"),
     Scorer("supershingle", _shared_supershingles,
            Rule("shared super-shingles", "n", integral=True, default=1.0),
@@ -234,7 +234,7 @@ BUILTIN_SCORERS: tuple[Scorer, ...] = (
            summary="percentage of identical shingle paragraphs of both documents (Pereira)"),
     Scorer("keyword", keyword_cosines,
            Rule("keyword-vector cosine", "t", curve=UNIT_CURVE,
-                default=DEFAULT_THRESHOLDS["keyword"]),
+                default=method_spec("keyword").default_threshold),
            summary="cosine of the 20 most frequent non-stop-word terms (SMFA's TW baseline)"),
 )
 _REGISTRY: dict[str, Scorer] = {s.name: s for s in BUILTIN_SCORERS}

@@ -36,8 +36,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup.config.overlap import ChunkConfig
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
-from neardup.overlap.config import ChunkConfig
 from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
 from neardup.text.nfkc import nfkc_casefold
 from neardup.text.segment import pereira_sentences

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from neardup.config.overlap import ChunkConfig
 from neardup.features.chunks import chunk_hashes
-from neardup.overlap.config import ChunkConfig
 
 __all__ = ["chunk_fingerprints", "fold32"]
 

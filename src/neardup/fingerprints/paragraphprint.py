@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from neardup.config.overlap import ParagraphConfig
 from neardup.features.chunks import shingle_paragraphs
-from neardup.overlap.config import ParagraphConfig
 
 __all__ = ["ParagraphPrint", "paragraph_print"]
 
