@@ -19,8 +19,11 @@ from neardup.config.methods import (
     BUILTIN_SPECS,
     DEFAULT_MIN_RESEMBLANCE,
     MethodSpec,
+    declare_method,
     method_names,
     method_spec,
+    threshold_methods,
+    withdraw_method,
 )
 from neardup.config.overlap import (
     CHUNK_KINDS,
@@ -73,10 +76,13 @@ __all__ = [
     "TemplateConfig",
     "TextConfig",
     "Weighting",
+    "declare_method",
     "method_names",
     "method_spec",
     "paper_min_shared",
     "parse_bytes",
+    "threshold_methods",
+    "withdraw_method",
 ]
 
 DEDUP_METHODS: tuple[str, ...] = tuple(spec.name for spec in BUILTIN_SPECS)

@@ -6,7 +6,7 @@ that configs need (this layer imports nothing above it, so it cannot read the re
 :data:`BUILTIN_SPECS` is the config layer's list of the built-in methods, in the order of their
 pair codes; ``neardup.methods.registry`` is checked against it by a test, and
 ``neardup.methods.registry.register`` declares the spec of a method added at run time
-(:func:`declare`). :func:`method_names` is the live list.
+(:func:`declare_method`). :func:`method_names` is the live list.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from neardup.errors import ConfigError
 if TYPE_CHECKING:
     from neardup.config.dedup import DedupConfig
 
-__all__ = ["BUILTIN_SPECS", "DEFAULT_MIN_RESEMBLANCE", "MethodSpec", "declare", "method_names",
-           "method_spec", "withdraw"]
+__all__ = ["BUILTIN_SPECS", "DEFAULT_MIN_RESEMBLANCE", "MethodSpec", "declare_method",
+           "method_names", "method_spec", "threshold_methods", "withdraw_method"]
 
 DEFAULT_MIN_RESEMBLANCE = 0.5
 """The verification rule of the methods whose candidates carry no resemblance threshold of their
@@ -43,6 +43,7 @@ class MethodSpec:
     """A method as configs see it.
 
     ``tags``: the tags of the parameters that change its fingerprints (beside the common ones);
+    ``threshold``: it reads ``DedupConfig.threshold`` (the others refuse one from the user);
     ``default_threshold``: ``DedupConfig.threshold`` when it is left at 0; ``estimates``: the
     threshold is an estimated resemblance, so verified pairs need that exact resemblance (else
     :data:`DEFAULT_MIN_RESEMBLANCE`); ``containment``: ``relation="contained"`` is allowed;
@@ -52,6 +53,7 @@ class MethodSpec:
 
     name: str
     tags: Callable[[DedupConfig], dict[str, str]] = _no_tags
+    threshold: bool = False
     default_threshold: float = 0.8
     estimates: bool = False
     containment: bool = False
@@ -73,9 +75,9 @@ def _sketch_check(config: DedupConfig) -> None:
 BUILTIN_SPECS: tuple[MethodSpec, ...] = (
     MethodSpec("exact"),
     MethodSpec("simhash", lambda c: {"simhash": c.simhash.tag}),
-    MethodSpec("minhash", lambda c: {"minhash": c.minhash.tag}, estimates=True),
-    MethodSpec("sketch", lambda c: {"sketch": c.sketch.tag}, default_threshold=0.5,
-               estimates=True, containment=True, check=_sketch_check),
+    MethodSpec("minhash", lambda c: {"minhash": c.minhash.tag}, threshold=True, estimates=True),
+    MethodSpec("sketch", lambda c: {"sketch": c.sketch.tag}, threshold=True,
+               default_threshold=0.5, estimates=True, containment=True, check=_sketch_check),
     MethodSpec("supershingle", lambda c: {"sketch": c.sketch.tag, "supershingle":
                                           f"supershingle:n{c.supershingle_size}"},
                check=_supershingle_check),
@@ -83,7 +85,7 @@ BUILTIN_SPECS: tuple[MethodSpec, ...] = (
     MethodSpec("smfa", lambda c: {"smfa": c.smfa.tag}),
     MethodSpec("shingle-paragraphs", lambda c: {"paragraphs": c.paragraphs.tag}),
     MethodSpec("keyword", lambda c: {"keyword": f"{c.keyword.tag}:cos{c.threshold}"},
-               default_threshold=0.9),
+               threshold=True, default_threshold=0.9),
 )
 """The built-in methods (``exact`` runs no near stage), in the order of their pair codes."""
 _SPECS: dict[str, MethodSpec] = {spec.name: spec for spec in BUILTIN_SPECS}
@@ -94,20 +96,25 @@ def method_names() -> tuple[str, ...]:
     return tuple(_SPECS)
 
 
+def threshold_methods() -> tuple[str, ...]:
+    """The methods that read ``DedupConfig.threshold`` (resemblance; cosine for keyword)."""
+    return tuple(name for name, spec in _SPECS.items() if spec.threshold)
+
+
 def method_spec(name: str) -> MethodSpec:
     if name not in _SPECS:
         raise ConfigError(f"method={name!r}: one of {', '.join(_SPECS)}")
     return _SPECS[name]
 
 
-def declare(spec: MethodSpec) -> None:
+def declare_method(spec: MethodSpec) -> None:
     """Accept a method added at run time (called by ``neardup.methods.registry.register``)."""
     if spec.name in _SPECS and _SPECS[spec.name] is not spec:
         raise ConfigError(f"method {spec.name!r} is already declared")
     _SPECS[spec.name] = spec
 
 
-def withdraw(name: str) -> None:
+def withdraw_method(name: str) -> None:
     """Forget a method added at run time (the built-in ones stay)."""
     if name in {spec.name for spec in BUILTIN_SPECS}:
         raise ConfigError(f"method {name!r} is built in")

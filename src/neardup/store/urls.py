@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup.analysis.sweeps import Sighting
+from neardup._types import I64
+from neardup.cluster.sweeps import Sighting
+from neardup.cluster.unionfind import label_roots
 from neardup.fingerprints.sketch import estimate_resemblance
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.store.clusters import LabelRoots
+from neardup.methods.prints import DocumentPrints
 from neardup.store.lookup import (
     StoreMatch,
     check_sketch_search,
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["ClusterMember", "UrlCluster", "merge_sketch_clusters", "sightings",
            "similar_to_url", "url_cluster"]
 
-I64 = npt.NDArray[np.int64]
 _TABLE = ("CREATE TABLE IF NOT EXISTS sketch_clusters (doc INTEGER PRIMARY KEY, "
           "cluster INTEGER NOT NULL)")
 _INDEX = "CREATE INDEX IF NOT EXISTS sketch_clusters_cluster ON sketch_clusters(cluster)"
@@ -145,7 +144,7 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     db = store.db
     db.execute(_TABLE)
     db.execute(_INDEX)
-    labels, links = LabelRoots(), []
+    links: list[tuple[int, int]] = []
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
         if features is not None and features.sketch.size:
@@ -153,11 +152,12 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     others = sorted({other for _, other in links})
     existing = dict(select_in(db, "SELECT doc, cluster FROM sketch_clusters WHERE doc IN "
                                   "({marks})", others))
-    for doc, other in links:
-        labels.union(doc, existing.get(other, other))
-    for cluster in set(existing.values()):
-        root = labels.find(cluster)
+    clusters = sorted(set(existing.values()))
+    roots = label_roots([doc for doc, _ in links],
+                        [existing.get(other, other) for _, other in links],
+                        clusters + docs.tolist()).tolist()
+    for cluster, root in zip(clusters, roots[:len(clusters)], strict=True):
         if root != cluster:
             db.execute("UPDATE sketch_clusters SET cluster=? WHERE cluster=?", (root, cluster))
     db.executemany("INSERT INTO sketch_clusters VALUES (?, ?)",
-                   [(doc, labels.find(doc)) for doc in docs.tolist()])
+                   list(zip(docs.tolist(), roots[len(clusters):], strict=True)))
