@@ -53,7 +53,7 @@ from neardup.index.compressed import (
 )
 from neardup.index.hamming import permute_table
 from neardup.index.planner import plan
-from neardup.pipeline.fingerprint import document_text
+from neardup.methods.fingerprinter import document_text
 from neardup.sources import open_sources
 from neardup.text.canonical import canonical_bytes
 from neardup.text.html import extract_text

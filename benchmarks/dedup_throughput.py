@@ -68,7 +68,7 @@ def build_warc(pages_dir: Path, evaldata: Path, copies: int) -> Path:
 
 READ_AND_EXTRACT = """
 import sys
-from neardup.pipeline.fingerprint import document_text
+from neardup.methods.fingerprinter import document_text
 from neardup.sources import open_sources
 count = 0
 for doc in open_sources([sys.argv[1]]):

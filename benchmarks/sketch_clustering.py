@@ -49,7 +49,7 @@ from neardup.cluster.unionfind import components
 from neardup.config import SketchConfig
 from neardup.evaluation.planted import planted_sets, resembling_pair
 from neardup.fingerprints.sketch import Sketcher, estimate_resemblance
-from neardup.pipeline.phases import PhaseMeter
+from neardup.overlap.phases import PhaseMeter
 
 THRESHOLD = 0.5
 PATTERN = (1, 1, 1, 5)

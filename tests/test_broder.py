@@ -30,8 +30,8 @@ from neardup.evaluation.planted import containing_pair, planted_sets, resembling
 from neardup.features.shingles import shingle_set
 from neardup.fingerprints.sketch import Sketcher, estimate_containment, estimate_resemblance
 from neardup.fingerprints.supershingle import supershingles
+from neardup.methods.sketch import csr
 from neardup.pipeline.dedup import DedupResult, find_duplicates
-from neardup.pipeline.sketch_method import csr
 
 WORDS = [f"w{i}" for i in range(5000)]
 

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.config.overlap import ChunkConfig, paper_min_shared
 from neardup.errors import ConfigError
 from neardup.features.chunks import chunk_hashes, chunk_tokens, scan_tokens, shingle_paragraphs
 from neardup.features.shingles import shingle_hashes, token_hashes
 from neardup.fingerprints.chunkprint import chunk_fingerprints, fold32
-from neardup.overlap.config import ChunkConfig, paper_min_shared
 from neardup.text.canonical import canonical_bytes
 from neardup.text.segment import pereira_sentences
 

@@ -25,8 +25,8 @@ from neardup.evaluation.labeled import read_clough_stevenson
 from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match, shared_fingerprints, shingle_texts
 from neardup.fingerprints.sketch_pairs import estimates_against
+from neardup.methods.sketch import csr
 from neardup.pipeline.dedup import DedupResult, find_duplicates
-from neardup.pipeline.sketch_method import csr
 from neardup.text.canonical import canonical_bytes
 
 WORDS = [f"w{i}" for i in range(5000)]

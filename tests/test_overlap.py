@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.config.overlap import OverlapConfig, parse_bytes
 from neardup.errors import ConfigError
 from neardup.overlap.coarse import coarse_overlap
-from neardup.overlap.config import OverlapConfig, parse_bytes
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, sort_overlap
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from neardup.analysis.sweeps import lost_and_found_report
 from neardup.cli.main import cli
+from neardup.cluster.sweeps import lost_and_found_report
 from neardup.config import SketchConfig, StoreConfig
 from neardup.document import Document
 from neardup.errors import ConfigError

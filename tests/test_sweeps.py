@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.analysis.sweeps import (
+from neardup.cluster.sweeps import (
     Sighting,
     lost_and_found_report,
     most_recent_url,

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from neardup.cli.main import cli
 from neardup.config import DedupConfig, TextConfig
 from neardup.document import Document
-from neardup.pipeline.fingerprint import Fingerprinter
+from neardup.methods.fingerprinter import Fingerprinter
 from neardup.text.canonical import canonical_tokens
 from neardup.text.words import segment_thai
 

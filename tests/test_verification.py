@@ -17,9 +17,9 @@ import pytest
 from neardup.cluster.relations import RELATIONS
 from neardup.config import DEDUP_METHODS, DedupConfig
 from neardup.document import Document
+from neardup.methods.pairs import METHODS, Pairs
+from neardup.methods.sketch import _passes
 from neardup.pipeline.dedup import DedupResult, find_duplicates
-from neardup.pipeline.pairs import METHODS, Pairs
-from neardup.pipeline.sketch_method import _passes
 from neardup.sources import open_sources
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"

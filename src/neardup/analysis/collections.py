@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
+
+from neardup._types import I64
 
 __all__ = ["ReplicatedGroup", "replicated_together"]
 
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,13 +21,13 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from neardup._types import I64
 from neardup.analysis.replication import dense_labels
 from neardup.errors import SourceError
 
 __all__ = ["DedupRun", "column_array", "column_list", "read_dedup_dir", "read_store", "read_table",
            "run_labels"]
 
-I64 = npt.NDArray[np.int64]
 _REQUIRED = {"documents": ("doc", "url", "host", "length", "identical"),
              "clusters": ("doc", "cluster", "kept")}
 #: Parameters of ``summary.json["near"]`` that name a run (in this order) when present.

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError
 
 __all__ = [
@@ -29,8 +29,6 @@ __all__ = [
     "parse_hex64",
 ]
 
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 def parse_hex64(values: Sequence[str | None]) -> U64:

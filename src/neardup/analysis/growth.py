@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from neardup._types import F64, I64
 from neardup.errors import SourceError
 
 __all__ = [
@@ -42,8 +43,6 @@ __all__ = [
     "read_growth",
 ]
 
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
 
 _ALIASES: dict[str, tuple[str, ...]] = {
     "iteration": ("iteration", "iterations", "iter", "step"),

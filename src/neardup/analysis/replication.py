@@ -14,7 +14,8 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
+
+from neardup._types import I64
 
 __all__ = [
     "REPLICA_BINS",
@@ -26,7 +27,6 @@ __all__ = [
     "size_distribution",
 ]
 
-I64 = npt.NDArray[np.int64]
 
 #: S&GM98 Figure 1's classes of replicas per document: (name, smallest count in the class).
 #: "10-100" holds 11 to 100 replicas, ">100" 101 and more.

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup.analysis.collections import replicated_together
 from neardup.analysis.dedupdir import DedupRun, column_array, column_list, run_labels
@@ -47,7 +46,6 @@ from neardup.analysis.sgm_table import chunks_section
 
 __all__ = ["build_report"]
 
-I64 = npt.NDArray[np.int64]
 #: Two servers sharing one page (a robots.txt, an error page) are no mirrors: a pair is listed
 #: from this many shared contents.
 MIRROR_MIN_SHARED = 2

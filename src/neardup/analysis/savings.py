@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
+
 __all__ = ["CrawlSavings", "crawl_savings", "first_of_groups"]
 
-I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
 

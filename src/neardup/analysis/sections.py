@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.analysis.dedupdir import DedupRun, column_array, column_list
 from neardup.analysis.distribution import (
     Spike,
@@ -45,7 +46,6 @@ from neardup.errors import SourceError
 
 __all__ = ["distribution_section", "growth_section", "links_section"]
 
-I64 = npt.NDArray[np.int64]
 #: The shares of the iterations Pereira et al. estimate the final count from.
 ESTIMATE_FRACTIONS = (0.2, 0.5)
 #: Spikes marked on the bucket figure at most.

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.analysis.replication import dense_labels
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "mirrored_servers",
 ]
 
-I64 = npt.NDArray[np.int64]
 
 #: Clusters spanning more servers than this (an empty page, a parking page) are left out of the
 #: server pairs: they say nothing about mirrors and would add (servers choose 2) pairs each.

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.errors import ConfigError
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
     "seeds_for_urls",
 ]
 
-I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
 

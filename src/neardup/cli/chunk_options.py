@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from neardup.overlap.config import (
+from neardup.config.overlap import (
     ChunkConfig,
     OverlapConfig,
     ParagraphConfig,

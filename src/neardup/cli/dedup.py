@@ -16,19 +16,19 @@ from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record
 from neardup.cli.summary import no_documents_message, render_summary
 from neardup.cli.text_options import extract_options, template_config, template_options, text_config
 from neardup.config import (
-    DEDUP_METHODS,
     DedupConfig,
     MinHashConfig,
     ShingleConfig,
     SimHashConfig,
     SketchConfig,
+    threshold_methods,
 )
 from neardup.errors import NeardupError, SourceError
+from neardup.methods.registry import method_names
+from neardup.methods.workers import default_workers
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
 from neardup.output.folder import WORK_DIR, claim_output
 from neardup.pipeline.dedup import DedupResult, find_duplicates
-from neardup.pipeline.executor import default_workers
-from neardup.pipeline.library import THRESHOLD_METHODS
 from neardup.sources import open_sources
 
 __all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
@@ -56,15 +56,32 @@ SECTIONS = {
 }
 """The headings of ``neardup dedup --help``."""
 
+class MethodChoice(click.Choice[str]):
+    """``--method``: the registry's methods, read when the option is used or shown (so a method
+    registered after this module was imported is offered too)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return method_names()
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # the registry decides
+
+
 def _check_threshold(method: str, threshold: float | None) -> None:
     """--threshold is read by minhash and sketch only: refuse it elsewhere, never ignore it."""
-    if threshold is not None and method not in THRESHOLD_METHODS:
+    if threshold is not None and method not in threshold_methods():
         hint = {"simhash": "simhash pairs documents within --k bits; --min-resemblance drops "
                            "weak pairs after verification",
                 "chunks": "chunks pairs by shared chunks: see --min-shared",
                 "shingle-paragraphs": "see --level"}.get(method, "")
         raise click.UsageError(f"--threshold has no effect with --method {method}: it is read "
-                               f"by minhash, sketch and keyword" + (f" ({hint})" if hint else ""))
+                               f"by {', '.join(threshold_methods()[:-1])} and "
+                               f"{threshold_methods()[-1]}" + (f" ({hint})" if hint else ""))
 
 
 def _check_inputs(inputs: tuple[str, ...]) -> None:
@@ -104,7 +121,7 @@ def run_dedup(
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds files of no neardup run (they are "
                    "left alone; the run's tables are replaced).")
-@click.option("--method", type=click.Choice(DEDUP_METHODS), default="minhash",
+@click.option("--method", type=MethodChoice(), default="minhash",
               show_default=True, help="Near-duplicate method run after the exact levels.")
 @click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
@@ -197,8 +214,8 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
 
     Exits with status 1 when the inputs hold no document, saying what they held instead."""
     from neardup.cli.progress import stage_progress
+    from neardup.config import parse_bytes
     from neardup.engine import EngineOptions, run_engine
-    from neardup.overlap.config import parse_bytes
 
     _check_inputs(inputs)
     _check_threshold(options["method"], options["threshold"])

@@ -1,7 +1,7 @@
 """Ctrl-C: one line saying what was kept, exit status 130, and no wait for stopped workers.
 
-Worker processes ignore SIGINT (:func:`neardup.pipeline.executor.ignore_interrupts`) and the
-parent terminates them (:func:`~neardup.pipeline.executor.stop_pool`). A process pool's feeder
+Worker processes ignore SIGINT (:func:`neardup.methods.workers.ignore_interrupts`) and the
+parent terminates them (:func:`~neardup.methods.workers.stop_pool`). A process pool's feeder
 thread can still be blocked writing a batch to a pipe that no worker reads any more, and the
 interpreter would wait for it at exit; so, once every file is closed and the line printed, the
 command leaves at once.

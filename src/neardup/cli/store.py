@@ -10,18 +10,18 @@ from typing import Any, NoReturn
 
 import click
 
-from neardup.analysis.sweeps import lost_and_found_report, most_recent_url
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
 from neardup.cli.preset_option import PRESET_OPTION, preset_store_config
 from neardup.cli.progress import progress_counter
 from neardup.cli.summary import count as _count
 from neardup.cli.text_options import extract_options, text_config
+from neardup.cluster.sweeps import lost_and_found_report, most_recent_url
 from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TemplateConfig, TextConfig
 from neardup.document import Document
 from neardup.errors import SourceError
 from neardup.index.planner import plan
-from neardup.pipeline.executor import default_workers
+from neardup.methods.workers import default_workers
 from neardup.sources import open_sources
 from neardup.store import Store, StoreMatch, open_store
 from neardup.store.urls import sightings as store_sightings

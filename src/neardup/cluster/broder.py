@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I64, U64
 from neardup.cluster.unionfind import components
 from neardup.config import SketchConfig
 from neardup.fingerprints.sketch_pairs import mod_ratios, pair_estimates
@@ -48,9 +49,6 @@ __all__ = [
     "without_values",
 ]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
 DEFAULT_PIECE = 1 << 22
 
 

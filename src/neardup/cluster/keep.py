@@ -13,11 +13,11 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.config import KeepPolicy
 
 __all__ = ["rank_keys", "survivors"]
 
-I64 = npt.NDArray[np.int64]
 
 
 def rank_keys(

@@ -10,16 +10,14 @@ at the end so that the codes of the others keep their meaning.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
+
+from neardup._types import F64, I64, U64
 
 __all__ = ["RELATIONS", "overlap_counts", "overlap_scores"]
 
 RELATIONS = ("identical", "lexical", "shingle-equivalent", "near", "contained")
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
 
 
 @njit(cache=True)

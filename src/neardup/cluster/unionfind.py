@@ -1,4 +1,9 @@
-"""Connected components of a pair list: union-find with path halving, smallest member labels."""
+"""Connected components of a pair list: union-find with path halving, smallest member labels.
+
+The one union-find of the package: over node numbers 0..n-1 (:func:`components`, or
+:func:`union_into` and :func:`flatten` on a forest kept by the caller, possibly memory-mapped),
+or over arbitrary integer labels (:func:`label_roots`, numbered densely first).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-__all__ = ["components", "flatten", "union_into"]
+from neardup._types import I64
 
-I64 = npt.NDArray[np.int64]
+__all__ = ["components", "flatten", "label_roots", "union_into"]
 
 
 @njit(cache=True)
@@ -54,3 +59,13 @@ def union_into(parent: I64, a: npt.ArrayLike, b: npt.ArrayLike) -> None:
 def flatten(parent: I64) -> None:
     """Point every node of ``parent`` at its component's smallest node (as :func:`components`)."""
     _flatten(parent)
+
+
+def label_roots(a: npt.ArrayLike, b: npt.ArrayLike, labels: npt.ArrayLike) -> I64:
+    """For each of ``labels``, the smallest label of its component under the edges (a, b)
+    between integer labels (a label on no edge is its own root)."""
+    a64, b64 = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    wanted = np.asarray(labels, dtype=np.int64)
+    nodes = np.unique(np.concatenate([a64, b64, wanted]))
+    roots = components(nodes.size, np.searchsorted(nodes, a64), np.searchsorted(nodes, b64))
+    return nodes[roots[np.searchsorted(nodes, wanted)]]

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import U64
+
 __all__ = ["BucketWriter", "bucket_count", "buckets", "read_bucket", "spread"]
 
-U64 = npt.NDArray[np.uint64]
 _FLUSH_BYTES = 1 << 20
 
 

@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
 from neardup.index.lsh import band_keys, choose_bands
-from neardup.pipeline.near import LSH_FALSE_POSITIVE_WEIGHT
+from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
 
 __all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candidates",
            "survivor_rows"]
@@ -35,7 +36,6 @@ __all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candid
 CANDIDATE = np.dtype([("a", "<i8"), ("b", "<i8")])
 SIMHASH_ROW = np.dtype([("value", "<u8"), ("doc", "<i8")])
 BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
-I64 = npt.NDArray[np.int64]
 
 
 def survivor_rows(catalog: Catalog, survivors: npt.NDArray[np.bool_]) -> Iterator[

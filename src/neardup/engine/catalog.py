@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow.compute as pc
 
+from neardup._types import I64
 from neardup.engine.partition import read_meta
 from neardup.engine.workdir import WorkDir, read_array, write_array, write_atomic
 
@@ -32,7 +33,6 @@ COLUMNS = np.dtype([("identical", "<u8"), ("lexical", "<u8"), ("shingle", "<u8")
                     ("simhash", "<u8"), ("tokens", "<i8"), ("text_chars", "<i8"),
                     ("length", "<i8"), ("revisit_of", "<i8")])
 _COPIED = ("identical", "lexical", "shingle", "simhash", "tokens", "text_chars", "length")
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

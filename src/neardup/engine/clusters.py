@@ -34,7 +34,6 @@ from neardup.engine.workdir import WorkDir, publish_dir
 __all__ = ["ClusterResult", "pair_blocks", "run_cluster"]
 
 STAGE = "cluster"
-I64 = npt.NDArray[np.int64]
 _BLOCK = 1 << 20
 
 

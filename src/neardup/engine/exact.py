@@ -20,19 +20,19 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import PAIR, to_records
 from neardup.engine.workdir import WorkDir, publish_dir, write_array
-from neardup.pipeline.exact import LEVELS
-from neardup.pipeline.pairs import Pairs
+from neardup.methods.exact import LEVELS
+from neardup.methods.pairs import Pairs
 
 __all__ = ["ExactResult", "run_exact"]
 
 STAGE = "exact"
 ROW = np.dtype([("key", "<u8"), ("doc", "<i8"), ("lexical", "<u8"), ("shingle", "<u8"),
                 ("tokens", "<i8")])
-I64 = npt.NDArray[np.int64]
 
 
 class ExactResult:

@@ -24,8 +24,8 @@ from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.engine.partition import write_partition
 from neardup.engine.workdir import WorkDir, publish_dir
-from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
-from neardup.pipeline.methods import near_method
+from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
+from neardup.methods.registry import near_method
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import Media, ReadContext
 from neardup.sources.lineblocks import LineBlock, deal_lines, read_line_block

@@ -27,8 +27,8 @@ from neardup.engine.partition import read_prints
 from neardup.engine.templates import ContentReader, run_templates
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, publish_dir
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.methods import near_method
+from neardup.methods.prints import DocumentPrints
+from neardup.methods.registry import near_method
 from neardup.pipeline.templates import content_prints
 
 __all__ = ["OUT_OF_CORE", "run_near"]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.pipeline.pairs import Pairs
+from neardup.methods.pairs import Pairs
 
 __all__ = ["PAIR", "from_records", "to_records"]
 

@@ -20,18 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from neardup._types import I64, U64
 from neardup.engine.workdir import read_array, write_array
-from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.methods.prints import DocumentPrints
 
 __all__ = ["NUMERIC", "read_features", "read_meta", "read_prints", "shingle_slices",
            "write_partition"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "shingle", "simhash")
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")

@@ -40,9 +40,9 @@ from neardup.engine.near import near_tables, run_near
 from neardup.engine.outputs import TableSink, write_outputs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.workdir import WorkDir, write_atomic
-from neardup.pipeline.executor import ignore_interrupts, stop_pool
-from neardup.pipeline.pairs import Pairs
-from neardup.pipeline.phases import StageLaps
+from neardup.methods.pairs import Pairs
+from neardup.methods.workers import ignore_interrupts, stop_pool
+from neardup.overlap.phases import PhaseMeter
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
@@ -165,7 +165,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
     new ones (:mod:`neardup.engine.against`)."""
-    started, laps = time.perf_counter(), StageLaps()
+    started, laps = time.perf_counter(), PhaseMeter()
     options.work.mkdir(parents=True, exist_ok=True)
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
     expansion = SourceStats()

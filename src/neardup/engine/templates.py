@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog, Part
@@ -33,8 +34,6 @@ from neardup.fingerprints.minhash import MinHash
 __all__ = ["ContentReader", "run_templates"]
 
 ROW = np.dtype([("host", "<u8"), ("shingle", "<u8")])
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 def _host_keys(part: Part) -> tuple[U64, list[str | None]]:

@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.config import DedupConfig
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
@@ -22,13 +23,11 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.partition import shingle_slices
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
-from neardup.pipeline.near import scored_pairs
-from neardup.pipeline.pairs import Pairs
+from neardup.methods.near import scored_pairs
+from neardup.methods.pairs import Pairs
 
 __all__ = ["verify_candidates"]
 
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 def _mean_set_bytes(catalog: Catalog) -> float:

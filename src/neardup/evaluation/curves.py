@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64
 from neardup.errors import OutputError
 from neardup.evaluation.metrics import Sweep, sweep
 from neardup.evaluation.run import Evaluation, MethodResult
 
 __all__ = ["curve_of", "curve_stem", "write_curves"]
 
-F64 = npt.NDArray[np.float64]
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _LABELLED_POINTS = 16
 

@@ -20,8 +20,8 @@ from functools import cached_property
 from typing import Literal
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.config import Extractor
 from neardup.errors import ConfigError
 from neardup.evaluation.labeled import LabeledPair
@@ -31,8 +31,6 @@ from neardup.text.extract import extract as extract_html
 
 __all__ = ["TOKENIZERS", "PairDocuments", "Tokenize", "View", "tokenize"]
 
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 Tokenize = Literal["canonical", "whitespace"]
 TOKENIZERS: tuple[Tokenize, ...] = ("canonical", "whitespace")
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64
 from neardup.config import ShingleConfig, SketchConfig
 from neardup.errors import ConfigError
 from neardup.evaluation.labeled import LabeledPair
@@ -26,7 +27,6 @@ from neardup.text.canonical import canonical_bytes
 __all__ = ["REUSE_LEVELS", "GradedRanking", "containment_scores", "graded_ranking", "midranks",
            "spearman_rho"]
 
-F64 = npt.NDArray[np.float64]
 REUSE_LEVELS = ("cut", "light", "heavy", "non")
 """Clough & Stevenson's levels of reuse, most reuse first."""
 

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I64
 from neardup.errors import ConfigError
+from neardup.methods.scoring import ThresholdGrid
 
 __all__ = [
     "Confusion",
@@ -40,8 +42,6 @@ __all__ = [
     "sweep",
 ]
 
-F64 = npt.NDArray[np.float64]
-I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 
@@ -152,32 +152,6 @@ def sweep(scores: npt.ArrayLike, labels: npt.ArrayLike, thresholds: npt.ArrayLik
     fp = negatives.size - np.searchsorted(negatives, cuts, side="left")
     return Sweep(cuts, tp.astype(np.int64), fp.astype(np.int64),
                  (positives.size - tp).astype(np.int64), (negatives.size - fp).astype(np.int64))
-
-
-@dataclass(frozen=True, slots=True)
-class ThresholdGrid:
-    """The score thresholds calibration may choose among.
-
-    ``fixed``: exactly these thresholds (a method whose rule has a natural grid, such as simhash's
-    k = 0..64). Otherwise the candidates come from the training scores: each distinct value when
-    ``integral`` (counts), else the midpoints between successive distinct values (and the lowest
-    value itself, which accepts every pair).
-    """
-
-    fixed: tuple[float, ...] | None = None
-    integral: bool = False
-
-    def __post_init__(self) -> None:
-        if self.fixed is not None and not self.fixed:
-            raise ConfigError("fixed=(): a fixed threshold grid needs at least one threshold")
-
-    def candidates(self, scores: F64) -> F64:
-        if self.fixed is not None:
-            return np.asarray(self.fixed, dtype=np.float64)
-        distinct = np.unique(scores)
-        if self.integral or distinct.size < 2:
-            return distinct
-        return np.concatenate([distinct[:1], (distinct[1:] + distinct[:-1]) / 2.0])
 
 
 def accepts_everything(scores: npt.ArrayLike, threshold: float) -> bool:

@@ -18,14 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError
 
 __all__ = ["PlantedChunk", "containing_pair", "planted_sets", "resembling_pair"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

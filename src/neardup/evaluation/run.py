@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64
 from neardup.config import DedupConfig
 from neardup.errors import ConfigError
 from neardup.evaluation.documents import TOKENIZERS, PairDocuments, Tokenize
@@ -40,7 +41,6 @@ from neardup.evaluation.scorers import Rule, Scorer, scorer
 
 __all__ = ["Evaluation", "EvaluationConfig", "MethodResult", "evaluate", "finite"]
 
-F64 = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
 
 

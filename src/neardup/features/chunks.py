@@ -36,17 +36,15 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import I64, U8, U64
+from neardup.config.overlap import ChunkConfig
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
-from neardup.overlap.config import ChunkConfig
 from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
 from neardup.text.nfkc import nfkc_casefold
 from neardup.text.segment import pereira_sentences
 
 __all__ = ["TokenChunks", "chunk_hashes", "chunk_tokens", "scan_tokens", "shingle_paragraphs"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
-U8 = npt.NDArray[np.uint8]
 TokenChunks = tuple[U64, I64]
 """(token hashes in document order, chunk id of each token: non-decreasing, dense from 0)."""
 _NEWLINE = 10

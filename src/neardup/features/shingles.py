@@ -13,9 +13,10 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import U64
+
 __all__ = ["distinct", "shingle_hashes", "shingle_set", "token_hashes"]
 
-U64 = npt.NDArray[np.uint64]
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)

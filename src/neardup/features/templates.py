@@ -20,16 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 import xxhash
 
+from neardup._types import I64, U64
 from neardup.config import TemplateConfig
 
 __all__ = ["TemplateSet", "content_block", "content_set", "find_templates", "host_key",
            "host_rows", "page_counts", "prune", "templates_of_rows"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 NO_HOST = 0
 """The key of documents without a host: they are never pruned."""
 REPORTED_HOSTS = 50

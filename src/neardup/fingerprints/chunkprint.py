@@ -10,15 +10,13 @@ is the paper's width: with n distinct chunks in a corpus about n^2 / 2^33 pairs 
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import U32, U64
+from neardup.config.overlap import ChunkConfig
 from neardup.features.chunks import chunk_hashes
-from neardup.overlap.config import ChunkConfig
 
 __all__ = ["chunk_fingerprints", "fold32"]
 
-U32 = npt.NDArray[np.uint32]
-U64 = npt.NDArray[np.uint64]
 
 
 def fold32(hashes: U64) -> U32:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
+from neardup._types import F64, I64, U64
 from neardup.config import KeywordConfig
 from neardup.features.shingles import shingle_hashes
 from neardup.text.stemming import filter_terms, stemmer
@@ -23,9 +23,6 @@ from neardup.text.stopwords import stop_words
 
 __all__ = ["KeywordVector", "Keywords", "cosine", "pair_cosines"]
 
-U64 = npt.NDArray[np.uint64]
-F64 = npt.NDArray[np.float64]
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

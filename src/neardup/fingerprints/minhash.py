@@ -11,16 +11,15 @@ resemblance.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
+from neardup._types import U64
 from neardup.config import MinHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import shingle_hashes
 
 __all__ = ["EMPTY_SLOT", "MinHash", "estimate_jaccard", "permutation_parameters"]
 
-U64 = npt.NDArray[np.uint64]
 EMPTY_SLOT = np.uint64(2**64 - 1)
 _MASK = (1 << 64) - 1
 

@@ -16,15 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 import xxhash
 
+from neardup._types import U64
+from neardup.config.overlap import ParagraphConfig
 from neardup.features.chunks import shingle_paragraphs
-from neardup.overlap.config import ParagraphConfig
 
 __all__ = ["ParagraphPrint", "paragraph_print"]
 
-U64 = npt.NDArray[np.uint64]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import U64
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import distinct, shingle_hashes
@@ -25,7 +26,6 @@ from neardup.text.stopwords import stop_words
 
 __all__ = ["SimHash", "hamming_distance", "simhash_from_hashes"]
 
-U64 = npt.NDArray[np.uint64]
 
 
 @njit(cache=True)

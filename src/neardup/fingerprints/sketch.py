@@ -37,8 +37,8 @@ sketches give no evidence of overlap. Short documents have few samples and noisy
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.config import SketchConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import distinct, shingle_hashes
@@ -53,8 +53,6 @@ __all__ = [
     "sample_under",
 ]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 
 
 def modulus_for(shingle_count: int, config: SketchConfig) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import U64
 from neardup.config import SketchConfig
 from neardup.fingerprints.sketch import (
     Sketcher,
@@ -26,7 +26,6 @@ from neardup.fingerprints.sketch import (
 
 __all__ = ["SketchMatch", "explain_match", "shared_fingerprints", "shingle_texts"]
 
-U64 = npt.NDArray[np.uint64]
 
 
 @dataclass(frozen=True, slots=True)

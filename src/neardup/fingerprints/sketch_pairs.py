@@ -10,16 +10,13 @@ modulus (the longer document's); MIN sketches have no containment (NaN).
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
+from neardup._types import F64, I64, U64
 from neardup.config import SketchConfig
 
 __all__ = ["estimates_against", "mod_ratios", "pair_estimates"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
 
 
 @njit(cache=True)

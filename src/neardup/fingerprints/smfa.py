@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from neardup.overlap.config import SmfaConfig
+from neardup.config.overlap import SmfaConfig
 from neardup.text.stopwords import ENGLISH_STOP_WORDS
 
 __all__ = ["SmfaPrint", "smfa_fingerprint", "smfa_text"]

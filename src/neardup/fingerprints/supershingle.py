@@ -15,13 +15,12 @@ the windows differ.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import U64
 from neardup.features.shingles import distinct
 
 __all__ = ["supershingles"]
 
-U64 = npt.NDArray[np.uint64]
 _START = 0x6A09E667F3BCC909
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
+
+from neardup._types import I64, U64
 
 if TYPE_CHECKING:
     from neardup.index.hamming import TablePlan
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["PlanArrays", "permute_values", "plan_arrays", "popcount", "prefix_masks",
            "unpermute_values"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 PlanArrays = tuple[I64, I64, I64, I64]
 """(starts[t, s], widths[t, s], segments[t], prefix_bits[t]) of t tables."""
 

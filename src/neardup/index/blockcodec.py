@@ -17,8 +17,9 @@ success, else one of the ``BAD_*`` codes, which :mod:`neardup.index.compressed` 
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
+
+from neardup._types import I64, U8, U16, U64
 
 __all__ = [
     "BAD_BLOCK_END",
@@ -34,10 +35,6 @@ __all__ = [
     "lower_bound",
 ]
 
-U8 = npt.NDArray[np.uint8]
-U16 = npt.NDArray[np.uint16]
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 
 EQUAL = 64
 """The symbol of a value equal to the previous one (its XOR has no 1-bit); no bits follow."""

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.index import blockcodec
 from neardup.index.huffman import canonical_codes, check_lengths, code_lengths, decode_table
@@ -44,9 +45,6 @@ __all__ = [
     "modelled_bits_per_fingerprint",
 ]
 
-U8 = npt.NDArray[np.uint8]
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 
 DEFAULT_BLOCK_BYTES = 1024
 MIN_BLOCK_BYTES = 24  # first value (64 bits) + the longest entry (12 + 63 bits) fit in 192 bits

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError
 from neardup.index.bitperm import (
     PlanArrays,
@@ -28,8 +29,6 @@ from neardup.index.bitperm import (
 __all__ = ["HammingDesign", "TablePlan", "brute_force_pairs", "design_for", "hamming_pairs",
            "permute_table", "table_pairs"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 BITS = 64
 
 

@@ -14,14 +14,11 @@ import heapq
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, U8, U16, U64
 from neardup.errors import CorruptDataError
 
 __all__ = ["MAX_CODE_BITS", "canonical_codes", "check_lengths", "code_lengths", "decode_table"]
 
-U8 = npt.NDArray[np.uint8]
-U16 = npt.NDArray[np.uint16]
-U64 = npt.NDArray[np.uint64]
-F64 = npt.NDArray[np.float64]
 
 MAX_CODE_BITS = 12
 """Longest code: a decode table of at most 4,096 two-byte entries (8 KB, in L1 cache)."""

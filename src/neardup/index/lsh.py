@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.errors import ConfigError
-from neardup.index.hamming import I64, equal_key_pairs, pack_pairs, unique_pairs
+from neardup.index.hamming import equal_key_pairs, pack_pairs, unique_pairs
 
 __all__ = ["LSHBands", "band_keys", "choose_bands", "lsh_pairs"]
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError
 from neardup.index.hamming import HammingDesign, TablePlan
 from neardup.index.tables import Matches, PermutedTables, brute_force_matches
 
 __all__ = ["HammingIndex"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 
 
 class HammingIndex:

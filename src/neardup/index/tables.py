@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.index.bitperm import (
     PlanArrays,
@@ -37,8 +38,6 @@ from neardup.index.hamming import TablePlan
 
 __all__ = ["Matches", "PermutedTables", "brute_force_matches"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 BATCH_CHUNK = 1 << 20
 
 

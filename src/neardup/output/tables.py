@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup.errors import OutputError
+from neardup.methods.pairs import Pairs
 from neardup.pipeline.dedup import DedupResult
-from neardup.pipeline.pairs import Pairs
 
 __all__ = ["OUTPUT_FORMATS", "documents_table", "pairs_columns", "pairs_table",
            "write_dedup_outputs"]

@@ -31,17 +31,14 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import I64, U8, U32, U64
 from neardup.features.shingles import _fmix64, distinct
-from neardup.overlap.phases import PhaseLog
+from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, _run_length
 
 __all__ = ["auto_buckets", "coarse_overlap"]
 
-U8 = npt.NDArray[np.uint8]
-U32 = npt.NDArray[np.uint32]
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 BATCH = 1 << 16
 _SEED_MIX = 0x9E3779B97F4A7C15
 _SCREEN_SEED = 0xD6E8FEB86659FD93
@@ -355,7 +352,7 @@ def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int | None 
 
 def _coarse(relation: ChunkRelation, threshold: int, buckets: int | None, hashes: int,
             pilot: float, seed: int) -> Overlap:
-    with PhaseLog() as log:
+    with PhaseMeter() as log:
         with log.phase("exact_copies") as record:
             group, centres, sizes = _copies(relation)
             is_centre = np.zeros(relation.documents, dtype=np.bool_)

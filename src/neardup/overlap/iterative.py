@@ -37,14 +37,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import BOOL, I64, U64
 from neardup.cluster.unionfind import components
-from neardup.overlap.phases import PhaseLog
+from neardup.overlap.phases import PhaseMeter
 
 __all__ = ["Growth", "ParagraphSets", "find_paragraph_pairs"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
-BOOL = npt.NDArray[np.bool_]
 BLOCK = 1 << 22
 
 
@@ -249,7 +247,7 @@ def find_paragraph_pairs(sets: ParagraphSets, level: int, iterations: int, seed:
     duplicate = np.zeros(count, dtype=np.bool_)
     remaining = np.ones(count, dtype=np.bool_)
     growth = Growth()
-    with PhaseLog() as log:
+    with PhaseMeter() as log:
         for iteration in range(iterations):
             probed = int(sets.weights[remaining].sum())
             with log.phase(str(iteration)):

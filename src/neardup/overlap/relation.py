@@ -16,11 +16,10 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from neardup._types import I64, U32, U64
+
 __all__ = ["ChunkRelation", "PairCursor", "fill_pairs", "split_keys"]
 
-U32 = npt.NDArray[np.uint32]
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,14 +22,12 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from neardup.overlap.phases import PhaseLog
+from neardup._types import I64, U32, U64
+from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor, split_keys
 
 __all__ = ["Overlap", "sort_overlap"]
 
-U32 = npt.NDArray[np.uint32]
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 BYTES_PER_PAIR = 12
 MIN_BLOCK = 4096
 
@@ -197,7 +195,7 @@ def _sort(relation: ChunkRelation, threshold: int, memory_limit: int | None,
     total = relation.pair_total()
     capacity = total if memory_limit is None else min(total, memory_limit // BYTES_PER_PAIR)
     capacity = max(capacity, 1)
-    with PhaseLog() as log, tempfile.TemporaryDirectory(prefix="neardup-sort-",
+    with PhaseMeter() as log, tempfile.TemporaryDirectory(prefix="neardup-sort-",
                                                         dir=spill_dir) as tmp:
         with log.phase("expand_sort_runs") as record:
             runs, memory, expanded = _sorted_runs(relation, capacity, Path(tmp))

@@ -15,23 +15,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.cluster.keep import survivors as choose_survivors
 from neardup.cluster.relations import RELATIONS
 from neardup.cluster.unionfind import components
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.pipeline.exact import collapse_exact
-from neardup.pipeline.executor import ordered_map
-from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
+from neardup.methods.exact import collapse_exact
+from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
+from neardup.methods.pairs import Pairs
+from neardup.methods.registry import near_method
+from neardup.methods.workers import ordered_map
+from neardup.overlap.phases import PhaseMeter
 from neardup.pipeline.inputs import documents_from
-from neardup.pipeline.methods import near_method
-from neardup.pipeline.pairs import Pairs
-from neardup.pipeline.phases import StageLaps
 from neardup.pipeline.templates import content_prints
 
 __all__ = ["DedupResult", "find_duplicates"]
 
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(slots=True)
@@ -147,7 +147,7 @@ def find_duplicates(
 
     ``docs`` are Documents, or plain strings and dicts with a ``text`` field (see
     :func:`neardup.pipeline.inputs.documents_from`; :func:`neardup.dedup` takes tables too)."""
-    timer = StageLaps()
+    timer = PhaseMeter()
     documents = documents_from(docs)
     prints, revisit_of, missing = _link_revisits(_collect(documents, config, workers, progress))
     timer.lap("read_extract_fingerprint")
@@ -177,7 +177,7 @@ def find_duplicates(
 
 def _near_stage(config: DedupConfig, prints: list[DocumentPrints], survivors: I64,
                 parts: list[Pairs], stats: dict[str, object],
-                timer: StageLaps) -> dict[str, list[dict[str, object]]]:
+                timer: PhaseMeter) -> dict[str, list[dict[str, object]]]:
     """Run the near method, if any: its pairs join ``parts``, its counts ``stats["near"]``;
     returns its extra output tables."""
     method = near_method(config.method)

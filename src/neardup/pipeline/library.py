@@ -18,27 +18,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from neardup.config import DEDUP_METHODS, DedupConfig, KeepPolicy
+from neardup.config import DedupConfig, KeepPolicy, method_names, threshold_methods
 from neardup.errors import ConfigError
 from neardup.pipeline.dedup import find_duplicates
 from neardup.pipeline.inputs import TextKind, documents_from
 
-__all__ = ["THRESHOLD_METHODS", "dedup", "dedup_config"]
-
-THRESHOLD_METHODS = ("minhash", "sketch", "keyword")
-"""The methods that read a threshold (resemblance; cosine for keyword); the others refuse one
-(simhash pairs by Hamming distance ``k``)."""
+__all__ = ["dedup", "dedup_config"]
 
 
 def dedup_config(method: str = "simhash", *, threshold: float | None = None, k: int = 3,
                  keep: KeepPolicy = "first") -> DedupConfig:
     """The config of the common options, refusing a threshold the method would ignore."""
-    if method not in DEDUP_METHODS:
-        raise ConfigError(f"method {method!r}: use one of {', '.join(DEDUP_METHODS)}")
-    if threshold is not None and method not in THRESHOLD_METHODS:
+    if method not in method_names():
+        raise ConfigError(f"method {method!r}: use one of {', '.join(method_names())}")
+    if threshold is not None and method not in threshold_methods():
         raise ConfigError(
             f"threshold {threshold} has no effect with method {method!r}: it is read by "
-            f"{' and '.join(THRESHOLD_METHODS)}"
+            f"{' and '.join(threshold_methods())}"
             + (" (simhash pairs documents within k bits)" if method == "simhash" else ""))
     if threshold is not None and not 0.0 < threshold <= 1.0:
         raise ConfigError(f"threshold {threshold}: must be in (0, 1]")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.config import DedupConfig
 from neardup.features.templates import (
     TemplateSet,
@@ -23,11 +23,10 @@ from neardup.features.templates import (
     prune,
 )
 from neardup.fingerprints.minhash import MinHash
-from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.methods.prints import DocumentPrints
 
 __all__ = ["content_prints", "resigns"]
 
-I64 = npt.NDArray[np.int64]
 
 
 def resigns(config: DedupConfig) -> bool:

@@ -25,7 +25,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.exceptions import HTTPException
 
-from neardup.analysis.sweeps import most_recent_url
+from neardup.cluster.sweeps import most_recent_url
 from neardup.document import Document
 from neardup.errors import (
     ConfigError,

@@ -11,34 +11,13 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64
+from neardup.cluster.unionfind import label_roots
 from neardup.store.formats import ROW_COLUMNS
 from neardup.store.records import documents_in
 
-__all__ = ["LabelRoots", "merge_clusters"]
-
-I64 = npt.NDArray[np.int64]
-
-
-class LabelRoots:
-    """Union-find over integer labels; a set's root is its smallest label."""
-
-    def __init__(self) -> None:
-        self.parent: dict[int, int] = {}
-
-    def find(self, label: int) -> int:
-        root = label
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        while label != root:
-            label, self.parent[label] = self.parent.get(label, label), root
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+__all__ = ["merge_clusters"]
 
 
 RENAME = (f"UPDATE documents SET cluster=?, "
@@ -58,14 +37,13 @@ def merge_clusters(db: sqlite3.Connection, path: Path, docs: I64, matched: I64, 
     ``pair_a[i]`` and ``pair_b[i]`` match each other. Stored clusters that merge are renamed in
     ``db`` (inside the caller's transaction).
     """
-    roots = LabelRoots()
     existing = _clusters_of(db, path, stored.tolist())
-    for position, doc in zip(matched.tolist(), stored.tolist(), strict=True):
-        roots.union(int(docs[position]), existing[doc])
-    for a, b in zip(pair_a.tolist(), pair_b.tolist(), strict=True):
-        roots.union(int(docs[a]), int(docs[b]))
-    for cluster in set(existing.values()):
-        root = roots.find(cluster)
+    clusters = sorted(set(existing.values()))
+    a = np.concatenate([docs[matched], docs[pair_a]])
+    b = np.concatenate([np.array([existing[d] for d in stored.tolist()], dtype=np.int64),
+                        docs[pair_b]])
+    roots = label_roots(a, b, np.concatenate([np.array(clusters, dtype=np.int64), docs]))
+    for cluster, root in zip(clusters, roots[:len(clusters)].tolist(), strict=True):
         if root != cluster:
             db.execute(RENAME, (root, root, cluster))
-    return np.array([roots.find(int(d)) for d in docs.tolist()], dtype=np.int64)
+    return roots[len(clusters):].astype(np.int64)

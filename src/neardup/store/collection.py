@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from neardup.analysis.sweeps import Sighting
+from neardup.cluster.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
 from neardup.errors import ConfigError, CorruptDataError, OutputError, StoreError
@@ -33,8 +33,8 @@ from neardup.index.compressed import ARRAY_NAMES, CompressedTable
 from neardup.index.hamming import hamming_pairs
 from neardup.index.segmented import HammingIndex
 from neardup.index.tables import Matches, PermutedTables
-from neardup.pipeline.executor import ordered_map
-from neardup.pipeline.fingerprint import DocumentPrints
+from neardup.methods.prints import DocumentPrints
+from neardup.methods.workers import ordered_map
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.export import arrow_tables
@@ -60,8 +60,6 @@ from neardup.store.verify import counted_and_judged
 
 __all__ = ["Store", "open_store"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 BATCH = 5_000
 MERGE_FACTOR = 4
 SMALL_BATCH = 32

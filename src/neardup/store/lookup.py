@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import U64
 from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.fingerprints.sketch import Sketcher
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["StoreMatch", "check_sketch_search", "query_document", "query_url", "sharing",
            "similar_documents", "similar_to_probe", "stored_probe", "stored_sketches"]
 
-U64 = npt.NDArray[np.uint64]
 COLUMNS = "doc, id, url, host, sweep, fetched, cluster, identical, lexical, simhash"
 
 

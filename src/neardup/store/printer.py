@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
+from neardup._types import U64
 from neardup.config import DedupConfig, StoreConfig
 from neardup.document import Document
 from neardup.features.shingles import distinct
 from neardup.fingerprints.sketch import Sketcher
-from neardup.pipeline.fingerprint import DocumentPrints, Fingerprinter
+from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 
 __all__ = ["SketchOf", "StoreFeatures", "features_of", "store_fingerprinter"]
-
-U64 = npt.NDArray[np.uint64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +46,15 @@ class SketchOf:
 
 def store_fingerprinter(
     config: StoreConfig, features: Callable[[Document, str, bytes], object] | None = None
-) -> Fingerprinter:
+) -> Fingerprinter[Any]:
     """The per-document stage of a store: simhash and exact levels, plus the sketch if kept
     (or whatever ``features`` computes instead)."""
     dedup = DedupConfig(method="simhash", text=config.text, exact=config.exact,
                         simhash=config.simhash, max_hamming=min(config.max_k, 16))
     if features is None and config.sketch is not None:
         features = SketchOf(Sketcher(config.sketch), config.keep_shingles)
+    if features is None:
+        return Fingerprinter(dedup)
     return Fingerprinter(dedup, features=features)
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup.pipeline.fingerprint import DocumentPrints
+from neardup._types import I64
+from neardup.methods.prints import DocumentPrints
 from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows, row_checksum
 from neardup.store.printer import features_of
 
@@ -31,7 +31,6 @@ __all__ = [
     "unsigned",
 ]
 
-I64 = npt.NDArray[np.int64]
 
 
 SQL_VARIABLES = 900

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup.analysis.sweeps import Sighting
+from neardup._types import I64
+from neardup.cluster.sweeps import Sighting
+from neardup.cluster.unionfind import label_roots
 from neardup.fingerprints.sketch import estimate_resemblance
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.store.clusters import LabelRoots
+from neardup.methods.prints import DocumentPrints
 from neardup.store.content import Side, compare
 from neardup.store.formats import ROW_FIELDS
 from neardup.store.hosts import HostCounts
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["ClusterMember", "UrlCluster", "merge_sketch_clusters", "sightings",
            "similar_to_url", "url_cluster"]
 
-I64 = npt.NDArray[np.int64]
 HOST = ROW_FIELDS.index("host")
 _TABLE = ("CREATE TABLE IF NOT EXISTS sketch_clusters (doc INTEGER PRIMARY KEY, "
           "cluster INTEGER NOT NULL)")
@@ -156,7 +155,7 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     db = store.db
     db.execute(_TABLE)
     db.execute(_INDEX)
-    labels, links = LabelRoots(), []
+    links: list[tuple[int, int]] = []
     view = HostCounts(db, store.meta_path, store.config.templates)
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
@@ -166,11 +165,12 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     others = sorted({other for _, other in links})
     existing = dict(select_in(db, "SELECT doc, cluster FROM sketch_clusters WHERE doc IN "
                                   "({marks})", others))
-    for doc, other in links:
-        labels.union(doc, existing.get(other, other))
-    for cluster in set(existing.values()):
-        root = labels.find(cluster)
+    clusters = sorted(set(existing.values()))
+    roots = label_roots([doc for doc, _ in links],
+                        [existing.get(other, other) for _, other in links],
+                        clusters + docs.tolist()).tolist()
+    for cluster, root in zip(clusters, roots[:len(clusters)], strict=True):
         if root != cluster:
             db.execute("UPDATE sketch_clusters SET cluster=? WHERE cluster=?", (root, cluster))
     db.executemany("INSERT INTO sketch_clusters VALUES (?, ?)",
-                   [(doc, labels.find(doc)) for doc in docs.tolist()])
+                   list(zip(docs.tolist(), roots[len(clusters):], strict=True)))

@@ -1,7 +1,7 @@
 """Configurations of the chunk-overlap methods: S&GM98 chunks, SMFA and Pereira's paragraphs.
 
 Frozen, slotted, validated in ``__post_init__`` (a :class:`~neardup.errors.ConfigError` names the
-bad value), each with a short stable ``tag``. ``neardup.config.DedupConfig`` holds one of each.
+bad value), each with a short stable ``tag``. :class:`neardup.config.DedupConfig` holds one of each.
 """
 
 from __future__ import annotations

@@ -7,21 +7,21 @@ counting, SMFA or shingle paragraphs compare with those of simhash or min-hash.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from collections.abc import Sequence
 
+import numpy as np
+
+from neardup._types import I64
 from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.pairs import METHODS, Pairs
+from neardup.methods.pairs import Pairs, method_code
+from neardup.methods.prints import DocumentPrints
 
 __all__ = ["verified_pairs"]
 
-I64 = npt.NDArray[np.int64]
 
-
-def verified_pairs(config: DedupConfig, prints: list[DocumentPrints], docs: I64, a: I64, b: I64,
-                   shared: I64) -> tuple[Pairs, int]:
+def verified_pairs(config: DedupConfig, prints: Sequence[DocumentPrints], docs: I64,
+                   a: I64, b: I64, shared: I64) -> tuple[Pairs, int]:
     """Pairs (docs[a], docs[b]) of ``config.method`` with their shared chunk counts, scored, and
     those at or above the resemblance floor; also returns how many fell below it."""
     sets = [prints[i].shingles for i in docs.tolist()]
@@ -31,7 +31,7 @@ def verified_pairs(config: DedupConfig, prints: list[DocumentPrints], docs: I64,
     resemblance, c_ab, c_ba = overlap_scores(flat, offsets, a, b)
     count = int(a.size)
     pairs = Pairs(
-        a=docs[a], b=docs[b], method=np.full(count, METHODS.index(config.method), dtype=np.int8),
+        a=docs[a], b=docs[b], method=np.full(count, method_code(config.method), dtype=np.int8),
         relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
         hamming=np.full(count, -1, dtype=np.int64), estimate=np.full(count, np.nan),
         resemblance=resemblance, containment_ab=c_ab, containment_ba=c_ba,

@@ -13,28 +13,24 @@ chunks. Each pair is verified on the spine's shingle sets and carries its count 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-import numpy.typing as npt
 
-from neardup.config import DedupConfig
+from neardup._types import F64, I64, U32
+from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.chunkprint import chunk_fingerprints
+from neardup.methods.prints import Prints
+from neardup.methods.scoring import Rule, ScoredPairs, Scorer
+from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.methods.verify import verified_pairs
 from neardup.overlap.coarse import coarse_overlap
 from neardup.overlap.relation import ChunkRelation
 from neardup.overlap.sortbased import Overlap, sort_overlap
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.near import NearStage
-from neardup.pipeline.verify import verified_pairs
 
-__all__ = ["chunk_features", "find_chunks"]
-
-U32 = npt.NDArray[np.uint32]
-I64 = npt.NDArray[np.int64]
+__all__ = ["UNIT", "chunk_features", "find_chunks", "relation_tables", "shared_chunks"]
 
 
-def chunk_features(config: DedupConfig) -> Callable[[Document, str, bytes], U32]:
+def chunk_features(config: DedupConfig) -> FeatureExtractor[U32]:
     """The per-document extractor: the document's distinct chunk fingerprints, sorted."""
     chunk = config.chunks
 
@@ -44,13 +40,9 @@ def chunk_features(config: DedupConfig) -> Callable[[Document, str, bytes], U32]
     return extract
 
 
-def _chunk_set(prints: DocumentPrints) -> U32:
+def _chunk_set(prints: Prints[U32]) -> U32:
     features = prints.features
-    if features is None:
-        return np.empty(0, dtype=np.uint32)
-    if not isinstance(features, np.ndarray):
-        raise TypeError(f"document {prints.id!r} has no chunk fingerprints")
-    return features.astype(np.uint32, copy=False)
+    return np.empty(0, dtype=np.uint32) if features is None else features
 
 
 def overlap_of(relation: ChunkRelation, config: DedupConfig) -> Overlap:
@@ -63,7 +55,8 @@ def overlap_of(relation: ChunkRelation, config: DedupConfig) -> Overlap:
     return sort_overlap(relation, threshold, overlap.memory_limit)
 
 
-def find_chunks(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+def find_chunks(config: DedupConfig, prints: list[Prints[U32]],
+                survivors: I64) -> NearStage:
     """Pairs of survivors sharing at least T chunk fingerprints (``--method chunks``)."""
     sets = [_chunk_set(prints[i]) for i in survivors.tolist()]
     relation = ChunkRelation.from_sets(sets)
@@ -87,7 +80,7 @@ def find_chunks(config: DedupConfig, prints: list[DocumentPrints], survivors: I6
 
 
 def relation_tables(relation: ChunkRelation, survivors: I64,
-                    prints: list[DocumentPrints]) -> dict[str, list[dict[str, object]]]:
+                    prints: list[Prints[U32]]) -> dict[str, list[dict[str, object]]]:
     """S&GM98's relations as tables (``dedup --write-relations``): ``fprint_docid`` (fprint,
     doc: the relation the overlap ran on, after ``drop_common``), ``url_map`` (url, doc) and
     ``server_map`` (server, server_id, documents) over every document with a URL."""
@@ -102,3 +95,24 @@ def relation_tables(relation: ChunkRelation, survivors: I64,
     server_map = [{"server": host, "server_id": i, "documents": count}
                   for i, (host, count) in enumerate(sorted(servers.items()))]
     return {"fprint_docid": fprint_docid, "url_map": url_map, "server_map": server_map}
+
+
+def shared_chunks(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """The number of distinct chunk fingerprints the two documents share (S&GM98's F, with
+    ``DedupConfig.chunks``; ``dedup`` pairs them when F >= T)."""
+    view = documents.text
+    prints = [chunk_fingerprints(text, config.chunks) for text in view.texts]
+    return np.array([np.intersect1d(prints[i], prints[j], assume_unique=True).size
+                     for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
+                    dtype=np.float64)
+
+
+_DEFAULTS = DedupConfig()
+UNIT: NearMethod[U32] = NearMethod(
+    spec=method_spec("chunks"), find=find_chunks, features=chunk_features,
+    verification="at least T shared chunk fingerprints, then resemblance >= the floor",
+    scorer=Scorer("chunks", shared_chunks,
+                  Rule("shared chunks", "T", integral=True,
+                       default=float(_DEFAULTS.overlap.threshold(_DEFAULTS.chunks))),
+                  summary="distinct 4-line chunk fingerprints in common (S&GM98; "
+                          "DedupConfig.chunks)"))

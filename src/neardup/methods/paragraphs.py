@@ -17,28 +17,26 @@ and ``near.growth`` in ``summary.json``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import F64, I64
 from neardup.cluster.unionfind import components
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
+from neardup.methods.exact import collapse_exact
+from neardup.methods.prints import DocumentPrints, Prints
+from neardup.methods.scoring import Rule, ScoredPairs, Scorer
+from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.methods.verify import verified_pairs
 from neardup.overlap.iterative import ParagraphSets, find_paragraph_pairs
-from neardup.pipeline.exact import collapse_exact
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.near import NearStage
-from neardup.pipeline.verify import verified_pairs
 
-__all__ = ["find_paragraphs", "paragraph_features"]
-
-I64 = npt.NDArray[np.int64]
+__all__ = ["UNIT", "find_paragraphs", "paragraph_features", "paragraph_percentages"]
 
 
-def paragraph_features(config: DedupConfig) -> Callable[[Document, str, bytes],
-                                                          ParagraphPrint | None]:
+def paragraph_features(config: DedupConfig) -> FeatureExtractor[ParagraphPrint | None]:
     """The per-document extractor: shingle-paragraph keys, or None for a short document."""
     paragraphs = config.paragraphs
 
@@ -48,7 +46,7 @@ def paragraph_features(config: DedupConfig) -> Callable[[Document, str, bytes],
     return extract
 
 
-def exact_weights(prints: list[DocumentPrints], docs: I64) -> I64:
+def exact_weights(prints: Sequence[DocumentPrints], docs: I64) -> I64:
     """For each of ``docs`` (exact-level survivors), the number of documents of its exact-level
     group, itself included (revisit records left out)."""
     candidates = np.flatnonzero([p.revisit_of is None for p in prints]).astype(np.int64)
@@ -90,15 +88,15 @@ def _percent(count: object, documents: int) -> float:
     return round(100 * float(count) / documents, 2) if documents else 0.0  # type: ignore[arg-type]
 
 
-def find_paragraphs(config: DedupConfig, prints: list[DocumentPrints],
+def find_paragraphs(config: DedupConfig, prints: list[Prints[ParagraphPrint | None]],
                     survivors: I64) -> NearStage:
     """Clusters of equal shingle paragraphs and near-duplicates at the level
     (``--method shingle-paragraphs``)."""
     features = [prints[i].features for i in survivors.tolist()]
-    eligible = [k for k, f in enumerate(features) if isinstance(f, ParagraphPrint) and len(f)]
-    docs = survivors[np.array(eligible, dtype=np.int64)]
+    eligible = [(k, f) for k, f in enumerate(features) if f is not None and len(f)]
+    docs = survivors[np.array([k for k, _ in eligible], dtype=np.int64)]
     weights = exact_weights(prints, docs)
-    chosen = [features[k] for k in eligible]
+    chosen = [f for _, f in eligible]
     sets = _sets(chosen, weights)
     cfg = config.paragraphs
     a, b, shared, growth = find_paragraph_pairs(sets, cfg.level, cfg.iterations, cfg.seed)
@@ -117,3 +115,32 @@ def find_paragraphs(config: DedupConfig, prints: list[DocumentPrints],
         **_estimates(growth, documents), "growth": growth,
     }
     return NearStage(pairs, int(a.size), rejected, parameters, tables={"growth": growth})
+
+
+def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """The percentage of identical shingle paragraphs, relative to both documents
+    (``100 * shared / max(n_a, n_b)``, Pereira's near-duplicate level); 0 when either document
+    is not longer than ``DedupConfig.paragraphs.min_chars`` characters."""
+    view = documents.text
+    prints = [paragraph_print(text, config.paragraphs) for text in view.texts]
+    values = []
+    for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True):
+        a, b = prints[i], prints[j]
+        if a is None or b is None or not len(a) or not len(b):
+            values.append(0.0)
+            continue
+        shared = np.intersect1d(a.keys, b.keys, assume_unique=True).size
+        values.append(100.0 * shared / max(len(a), len(b)))
+    return np.array(values, dtype=np.float64)
+
+
+UNIT: NearMethod[ParagraphPrint | None] = NearMethod(
+    spec=method_spec("shingle-paragraphs"), find=find_paragraphs, features=paragraph_features,
+    verification="at least level% equal shingle paragraphs, then resemblance >= the floor",
+    scorer=Scorer("shingle-paragraphs", paragraph_percentages,
+                  Rule("identical shingle paragraphs (%)", "level",
+                       grid=(50.0, 70.0, 90.0, 100.0),
+                       curve=tuple(float(p) for p in range(0, 101, 5)),
+                       default=float(DedupConfig().paragraphs.level)),
+                  summary="percentage of identical shingle paragraphs of both documents "
+                          "(Pereira)"))

@@ -15,32 +15,34 @@ the run stops with an error naming the inputs, as SMFA would find nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Final, Literal
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup.config import DedupConfig
+from neardup._types import F64, I64
+from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.fingerprints.smfa import SmfaPrint, smfa_fingerprint
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.near import NearStage
-from neardup.pipeline.verify import verified_pairs
+from neardup.methods.prints import Prints
+from neardup.methods.scoring import Rule, ScoredPairs, Scorer
+from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.methods.verify import verified_pairs
 from neardup.text.html import html_blocks
 
-__all__ = ["NOT_HTML", "find_smfa", "smfa_features"]
+__all__ = ["NOT_HTML", "UNIT", "SmfaFeatures", "find_smfa", "smfa_equal", "smfa_features"]
 
-I64 = npt.NDArray[np.int64]
-NOT_HTML = "not-html"
+NOT_HTML: Final = "not-html"
 """The feature of a document that is not HTML (SMFA cannot fingerprint it)."""
+SmfaFeatures = SmfaPrint | Literal["not-html"] | None
+"""A document's SMFA fingerprint, NOT_HTML, or None (an HTML page with no text segment)."""
 
 
-def smfa_features(config: DedupConfig) -> Callable[[Document, str, bytes], SmfaPrint | str | None]:
+def smfa_features(config: DedupConfig) -> FeatureExtractor[SmfaFeatures]:
     """The per-document extractor: the SMFA fingerprint, None, or NOT_HTML."""
     smfa = config.smfa
 
-    def extract(doc: Document, text: str, canonical: bytes) -> SmfaPrint | str | None:
+    def extract(doc: Document, text: str, canonical: bytes) -> SmfaFeatures:
         if doc.kind != "html":
             return NOT_HTML
         return smfa_fingerprint(html_blocks(doc.raw, charset=doc.charset), smfa)
@@ -48,7 +50,8 @@ def smfa_features(config: DedupConfig) -> Callable[[Document, str, bytes], SmfaP
     return extract
 
 
-def _refuse_plain_text(prints: list[DocumentPrints], not_html: list[int]) -> None:
+def _refuse_plain_text(prints: list[Prints[SmfaFeatures]],
+                       not_html: list[int]) -> None:
     sources = sorted({prints[i].source or prints[i].id for i in not_html})
     shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
     raise ConfigError(f"method='smfa' needs raw HTML: {shown} gave {len(not_html)} plain-text "
@@ -68,7 +71,8 @@ def _star_pairs(digests: list[bytes]) -> tuple[I64, I64]:
     return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
 
 
-def find_smfa(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+def find_smfa(config: DedupConfig, prints: list[Prints[SmfaFeatures]],
+              survivors: I64) -> NearStage:
     """Pairs of survivors with equal SMFA fingerprints (``--method smfa``)."""
     features = [prints[i].features for i in survivors.tolist()]
     not_html = [int(i) for i, f in zip(survivors.tolist(), features, strict=True)
@@ -90,3 +94,23 @@ def find_smfa(config: DedupConfig, prints: list[DocumentPrints], survivors: I64)
         "groups": int(np.unique(a).size),
     }
     return NearStage(pairs, int(a.size), rejected, parameters)
+
+
+def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """1 when the two pages have the same SMFA fingerprint, else 0 (raw HTML needed)."""
+    view = documents.html
+    prints = [smfa_fingerprint(html_blocks(raw, charset="utf-8"), config.smfa)
+              for raw in view.raw]
+    return np.array([float(prints[i] is not None and prints[j] is not None
+                           and prints[i].digest == prints[j].digest)
+                     for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
+                    dtype=np.float64)
+
+
+UNIT: NearMethod[SmfaFeatures] = NearMethod(
+    spec=method_spec("smfa"), find=find_smfa, features=smfa_features,
+    verification="equal SMFA fingerprints, then resemblance >= the floor",
+    scorer=Scorer("smfa", smfa_equal,
+                  Rule("equal SMFA fingerprints", "equal", grid=(1.0,), integral=True,
+                       default=1.0),
+                  needs="html", summary="1 when the MD5 of the 3 longest HTML segments are equal"))

@@ -13,27 +13,25 @@ verified on the spine's shingle sets like every other method's.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import F64, I64
 from neardup.cluster.broder import count_shared, drop_common, expand_sorted
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
-from neardup.fingerprints.keywords import Keywords, KeywordVector, pair_cosines
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.near import NearStage
-from neardup.pipeline.phases import PhaseMeter
-from neardup.pipeline.sketch_method import csr
-from neardup.pipeline.verify import verified_pairs
+from neardup.fingerprints.keywords import Keywords, KeywordVector, cosine, pair_cosines
+from neardup.methods.prints import Prints
+from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
+from neardup.methods.sketch import csr
+from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.methods.verify import verified_pairs
+from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["find_keyword", "keyword_features"]
-
-I64 = npt.NDArray[np.int64]
+__all__ = ["UNIT", "find_keyword", "keyword_cosines", "keyword_features"]
 
 
-def keyword_features(config: DedupConfig) -> Callable[[Document, str, bytes], KeywordVector]:
+def keyword_features(config: DedupConfig) -> FeatureExtractor[KeywordVector]:
     """The per-document extractor: the keyword vector of the canonical text."""
     keywords = Keywords(config.keyword)
 
@@ -43,15 +41,16 @@ def keyword_features(config: DedupConfig) -> Callable[[Document, str, bytes], Ke
     return extract
 
 
-def _vector(features: object) -> KeywordVector:
-    if not isinstance(features, KeywordVector):
-        raise TypeError(f"keyword features expected, got {type(features).__name__}")
-    return features
+def _vector(prints: Prints[KeywordVector]) -> KeywordVector:
+    if prints.features is None:
+        raise TypeError(f"document {prints.id!r} has no keyword vector")
+    return prints.features
 
 
-def find_keyword(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+def find_keyword(config: DedupConfig, prints: list[Prints[KeywordVector]],
+                 survivors: I64) -> NearStage:
     """Pairs of survivors whose keyword vectors have a cosine of at least the threshold."""
-    vectors = [_vector(prints[i].features) for i in survivors.tolist()]
+    vectors = [_vector(prints[i]) for i in survivors.tolist()]
     meter = PhaseMeter()
     with meter.phase("candidates"):
         flat, offsets = csr([v.terms for v in vectors])
@@ -73,3 +72,23 @@ def find_keyword(config: DedupConfig, prints: list[DocumentPrints], survivors: I
         "phases": meter.as_dict()}
     return NearStage(scored, int(shared.a.size), rejected + int(np.count_nonzero(~keep)),
                      parameters)
+
+
+def keyword_cosines(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """The cosine of the two documents' keyword vectors (``DedupConfig.keyword``)."""
+    view = documents.text
+    keywords = Keywords(config.keyword)
+    vectors = [keywords.of_canonical(tokens) for tokens in documents.canonical]
+    return np.array([cosine(vectors[i], vectors[j])
+                     for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
+                    dtype=np.float64)
+
+
+UNIT: NearMethod[KeywordVector] = NearMethod(
+    spec=method_spec("keyword"), find=find_keyword, features=keyword_features,
+    verification="a shared keyword, cosine >= the threshold, then resemblance >= the floor",
+    scorer=Scorer("keyword", keyword_cosines,
+                  Rule("keyword-vector cosine", "t", curve=UNIT_CURVE,
+                       default=method_spec("keyword").default_threshold),
+                  summary="cosine of the 20 most frequent non-stop-word terms (SMFA's TW "
+                          "baseline)"))

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I64, U64
 from neardup.cluster.broder import (
     SharedCounts,
     ShingleRuns,
@@ -38,22 +39,20 @@ from neardup.cluster.broder import (
     sketch_estimates,
 )
 from neardup.cluster.relations import RELATIONS, overlap_scores
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.exact import digest64
-from neardup.fingerprints.sketch import Sketcher
-from neardup.fingerprints.sketch_pairs import pair_estimates
+from neardup.fingerprints.sketch import Sketcher, estimate_resemblance
 from neardup.fingerprints.supershingle import supershingles
-from neardup.pipeline.fingerprint import DocumentPrints
-from neardup.pipeline.near import NearStage
-from neardup.pipeline.pairs import METHODS, Pairs
-from neardup.pipeline.phases import PhaseMeter
+from neardup.methods.pairs import Pairs, method_code
+from neardup.methods.prints import Prints
+from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
+from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["SketchFeatures", "find_sketch", "find_supershingle", "sketch_features"]
-
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
+__all__ = ["UNIT", "SketchFeatures", "SketchFound", "csr", "document_sketches", "find_sketch",
+           "phase_counts", "run_sketches", "sketch_arrays", "sketch_estimates_of",
+           "sketch_features"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +65,10 @@ class SketchFeatures:
     cpu_seconds: float
 
 
-def sketch_features(config: DedupConfig) -> Callable[[Document, str, bytes], SketchFeatures]:
-    """The per-document extractor of the sketch methods (runs in the worker processes)."""
+def sketch_features(config: DedupConfig, window: int = 0) -> FeatureExtractor[SketchFeatures]:
+    """The per-document extractor of the sketch methods (runs in the worker processes): the
+    sketch, and the super-shingles of ``window`` sketch values when ``window`` > 0."""
     sketcher = Sketcher(config.sketch)
-    window = config.supershingle_size if config.method == "supershingle" else 0
 
     def extract(doc: Document, text: str, canonical: bytes) -> SketchFeatures:
         started = time.process_time()
@@ -103,7 +102,7 @@ def _collapse_equal_sketches(features: list[SketchFeatures]) -> tuple[I64, I64, 
             int(np.count_nonzero(counts > 1)))
 
 
-def _phase_counts(meter: PhaseMeter, sets: list[U64], limit: int,
+def phase_counts(meter: PhaseMeter, sets: list[U64], limit: int,
                   stats: dict[str, object]) -> tuple[ShingleRuns, SharedCounts]:
     """Phases 2 and 3 over ``sets``: the runs and the shared counts."""
     flat, offsets = csr(sets)
@@ -116,7 +115,7 @@ def _phase_counts(meter: PhaseMeter, sets: list[U64], limit: int,
     return runs, shared
 
 
-def _sketch_arrays(chosen: list[SketchFeatures]) -> tuple[U64, I64, I64]:
+def sketch_arrays(chosen: list[SketchFeatures]) -> tuple[U64, I64, I64]:
     flat, offsets = csr([f.sketch for f in chosen])
     return flat, offsets, np.array([f.modulus for f in chosen], dtype=np.int64)
 
@@ -152,7 +151,7 @@ def _best_containers(a: I64, b: I64, c_ab: F64, c_ba: F64, count: I64, threshold
 
 
 @dataclass(frozen=True, slots=True)
-class _Found:
+class SketchFound:
     """Kept pairs in the positions of the chosen documents, before verification."""
 
     a: I64
@@ -164,38 +163,27 @@ class _Found:
 
 
 def _select_sketch(config: DedupConfig, chosen: list[SketchFeatures], lengths: I64,
-                   meter: PhaseMeter, stats: dict[str, object]) -> _Found:
-    runs, shared = _phase_counts(meter, [f.sketch for f in chosen], config.drop_common, stats)
+                   meter: PhaseMeter, stats: dict[str, object]) -> SketchFound:
+    runs, shared = phase_counts(meter, [f.sketch for f in chosen], config.drop_common, stats)
     a, b, count = shared.a, shared.b, shared.count
     with meter.phase("estimates"):
-        flat, offsets, moduli = _sketch_arrays(chosen)
+        flat, offsets, moduli = sketch_arrays(chosen)
         r, c_ab, c_ba = sketch_estimates(flat, offsets, moduli, runs, shared, config.sketch)
         if config.relation == "contained":
             low, high, best, counts = _best_containers(a, b, c_ab, c_ba, count,
                                                        config.threshold, lengths)
-            return _Found(low, high, best, counts, "contained", int(a.size))
+            return SketchFound(low, high, best, counts, "contained", int(a.size))
         keep = r >= config.threshold
-    return _Found(a[keep], b[keep], r[keep], count[keep], "near", int(a.size))
+    return SketchFound(a[keep], b[keep], r[keep], count[keep], "near", int(a.size))
 
 
-def _select_supershingle(config: DedupConfig, chosen: list[SketchFeatures], meter: PhaseMeter,
-                         stats: dict[str, object]) -> _Found:
-    supers = [f.supershingles if f.supershingles is not None else np.empty(0, np.uint64)
-              for f in chosen]
-    _, shared = _phase_counts(meter, supers, config.drop_common, stats)
-    with meter.phase("estimates"):
-        flat, offsets, moduli = _sketch_arrays(chosen)
-        r, _, _ = pair_estimates(flat, offsets, moduli, shared.a, shared.b, config.sketch)
-    return _Found(shared.a, shared.b, r, shared.count, "near", int(shared.a.size))
-
-
-def _verified(config: DedupConfig, survivors: I64, prints: list[DocumentPrints], a: I64, b: I64,
-              estimate: F64, shared: I64, relation: I64) -> Pairs:
+def _verified(config: DedupConfig, survivors: I64, prints: list[Prints[SketchFeatures]],
+              a: I64, b: I64, estimate: F64, shared: I64, relation: I64) -> Pairs:
     flat, offsets = csr([prints[i].shingles for i in survivors.tolist()])
     resemblance, c_ab, c_ba = overlap_scores(flat, offsets, a, b)
     count = a.size
     return Pairs(a=survivors[a], b=survivors[b],
-                 method=np.full(count, METHODS.index(config.method), dtype=np.int8),
+                 method=np.full(count, method_code(config.method), dtype=np.int8),
                  relation=relation.astype(np.int8), hamming=np.full(count, -1, dtype=np.int64),
                  estimate=estimate, resemblance=resemblance, containment_ab=c_ab,
                  containment_ba=c_ba, shared=shared)
@@ -211,28 +199,30 @@ def _passes(config: DedupConfig, pairs: Pairs) -> npt.NDArray[np.bool_]:
     return np.where(contained, inside, resembles)
 
 
-def _features_of(prints: DocumentPrints) -> SketchFeatures:
-    features = prints.features
-    if not isinstance(features, SketchFeatures):
+def _features_of(prints: Prints[SketchFeatures]) -> SketchFeatures:
+    if prints.features is None:
         raise TypeError(f"document {prints.id!r} has no sketch features")
-    return features
+    return prints.features
 
 
-def _run(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+Select = Callable[[DedupConfig, list[SketchFeatures], I64, PhaseMeter, dict[str, object]],
+                  SketchFound]
+"""Phases 2 to 4 of a sketch method over the chosen documents' features and lengths."""
+
+
+def run_sketches(config: DedupConfig, prints: list[Prints[SketchFeatures]],
+                 survivors: I64, select: Select, parameters: dict[str, object]) -> NearStage:
+    """Sketch-equivalence, then ``select``, then verification, each phase measured."""
     meter = PhaseMeter()
     features = [_features_of(prints[i]) for i in survivors.tolist()]
-    meter.add("sketch", sum(p.features.cpu_seconds for p in prints
-                            if isinstance(p.features, SketchFeatures)))
+    meter.add("sketch", sum(p.features.cpu_seconds for p in prints if p.features is not None))
     with meter.phase("sketch_equivalence"):
         kept, rep, dup, groups = _collapse_equal_sketches(features)
     chosen = [features[i] for i in kept.tolist()]
     lengths = np.array([prints[i].tokens for i in survivors[kept].tolist()], dtype=np.int64)
     stats: dict[str, object] = {"sketch_equivalent_groups": groups,
                                 "sketch_equivalent_collapsed": int(dup.size)}
-    if config.method == "supershingle":
-        found = _select_supershingle(config, chosen, meter, stats)
-    else:
-        found = _select_sketch(config, chosen, lengths, meter, stats)
+    found = select(config, chosen, lengths, meter, stats)
     with meter.phase("verification"):
         sizes = np.array([f.sketch.size for f in features], dtype=np.int64)
         a = np.concatenate([rep, kept[found.a]])
@@ -245,26 +235,42 @@ def _run(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> N
         passed = _passes(config, pairs)
         pairs = pairs.select(passed)
     kept_near = int(np.count_nonzero(passed[rep.size:]))
-    parameters = {**_parameters(config), **stats, "phases": meter.as_dict()}
-    return NearStage(pairs, found.candidates, found.candidates - kept_near, parameters)
+    return NearStage(pairs, found.candidates, found.candidates - kept_near,
+                     {**parameters, **stats, "phases": meter.as_dict()})
 
 
-def _parameters(config: DedupConfig) -> dict[str, object]:
-    parameters: dict[str, object] = {"sketch": config.sketch.tag,
-                                     "drop_common": config.drop_common}
-    if config.method == "supershingle":
-        parameters["supershingle_size"] = config.supershingle_size
-    else:
-        parameters.update(threshold=config.threshold, relation=config.relation)
-    return parameters
-
-
-def find_sketch(config: DedupConfig, prints: list[DocumentPrints], survivors: I64) -> NearStage:
+def find_sketch(config: DedupConfig, prints: list[Prints[SketchFeatures]],
+                survivors: I64) -> NearStage:
     """Broder's clustering over the sketches of the exact-level survivors (``--method sketch``)."""
-    return _run(config, prints, survivors)
+    parameters: dict[str, object] = {"sketch": config.sketch.tag,
+                                     "drop_common": config.drop_common,
+                                     "threshold": config.threshold, "relation": config.relation}
+    return run_sketches(config, prints, survivors, _select_sketch, parameters)
 
 
-def find_supershingle(config: DedupConfig, prints: list[DocumentPrints],
-                      survivors: I64) -> NearStage:
-    """Pairs sharing at least one super-shingle (``--method supershingle``)."""
-    return _run(config, prints, survivors)
+def document_sketches(documents: ScoredPairs, config: DedupConfig) -> list[tuple[U64, int]]:
+    """Each distinct document's sketch and modulus (for the scorers)."""
+    sketcher = Sketcher(config.sketch)
+    return [sketcher.with_modulus(sketcher.shingles_of(tokens)) for tokens in documents.canonical]
+
+
+def sketch_estimates_of(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """Broder's resemblance estimate from the two sketches (MOD pairs under the larger modulus)."""
+    sketches, view = document_sketches(documents, config), documents.text
+    adaptive = config.sketch.adaptive > 0
+    return np.array([
+        estimate_resemblance(sketches[i][0], sketches[j][0], config.sketch,
+                             (sketches[i][1], sketches[j][1]) if adaptive else None)
+        for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
+        dtype=np.float64)
+
+
+UNIT: NearMethod[SketchFeatures] = NearMethod(
+    spec=method_spec("sketch"), find=find_sketch, features=sketch_features,
+    verification="estimated resemblance (or containment) >= the threshold, then the exact "
+                 "resemblance >= the floor (containment >= the threshold for contained links)",
+    scorer=Scorer("sketch", sketch_estimates_of,
+                  Rule("estimated resemblance", "t", curve=UNIT_CURVE,
+                       default=method_spec("sketch").default_threshold),
+                  summary="Broder's sketch estimate (DedupConfig.sketch: MOD_25 of 10-word "
+                          "shingles)"))

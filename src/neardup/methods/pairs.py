@@ -8,16 +8,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I8, I64
 from neardup.cluster.relations import RELATIONS
+from neardup.config import method_names
 
-__all__ = ["METHODS", "Pairs"]
+__all__ = ["METHODS", "Pairs", "method_code", "pair_methods"]
 
-METHODS = ("exact", "revisit", "simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
-           "shingle-paragraphs", "keyword")
 
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
-I8 = npt.NDArray[np.int8]
+def pair_methods() -> tuple[str, ...]:
+    """The method of a pair by its code: ``exact``, ``revisit``, then every near method in the
+    registry's order (:func:`neardup.config.method_names`)."""
+    return ("exact", "revisit", *(name for name in method_names() if name != "exact"))
+
+
+def method_code(name: str) -> int:
+    """The code of method ``name`` in :attr:`Pairs.method`."""
+    return pair_methods().index(name)
+
+
+METHODS = pair_methods()
+"""The codes of the built-in methods (:func:`pair_methods` also has those added at run time)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +38,7 @@ class Pairs:
     of resemblance (of the containment of the contained document, for ``contained`` pairs; NaN
     when not computed), ``shared`` the number of chunks the two documents share (for the sketch
     methods: sketch values, or super-shingles; -1 when not computed); ``method`` and ``relation``
-    index METHODS and RELATIONS.
+    index :func:`pair_methods` and RELATIONS.
     """
 
     a: I64
@@ -52,7 +62,7 @@ class Pairs:
         ones = np.ones(count)
         return Pairs(
             a=a.astype(np.int64), b=b.astype(np.int64),
-            method=np.full(count, METHODS.index(method), dtype=np.int8),
+            method=np.full(count, method_code(method), dtype=np.int8),
             relation=np.full(count, RELATIONS.index(relation), dtype=np.int8),
             hamming=np.full(count, -1, dtype=np.int64), estimate=np.full(count, np.nan),
             resemblance=ones, containment_ab=ones.copy(), containment_ba=ones.copy(),
@@ -70,7 +80,8 @@ class Pairs:
         return Pairs(**{name: getattr(self, name)[mask] for name in Pairs.__slots__})
 
     def method_names(self) -> list[str]:
-        return [METHODS[code] for code in self.method.tolist()]
+        names = pair_methods()
+        return [names[code] for code in self.method.tolist()]
 
     def relation_names(self) -> list[str]:
         return [RELATIONS[code] for code in self.relation.tolist()]

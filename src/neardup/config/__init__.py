@@ -1,0 +1,90 @@
+"""Frozen configurations. Each holds parameters only, validates them, and has a short stable tag.
+
+A tag names every parameter that changes a fingerprint, so that two fingerprints with the same tag
+are comparable and a store can refuse to mix configurations. This package sits at the bottom of
+the import graph: it imports nothing of neardup but :mod:`neardup.errors`.
+
+- :mod:`.text`: text extraction and site templates;
+- :mod:`.prints`: shingles, exact levels, simhash, min-hash, sketches, keyword vectors;
+- :mod:`.overlap`: S&GM98 chunks and overlap, SMFA, shingle paragraphs;
+- :mod:`.store`: a persistent store;
+- :mod:`.methods`: what configs know of each dedup method (:class:`MethodSpec`);
+- :mod:`.dedup`: a batch ``dedup`` run.
+"""
+
+from __future__ import annotations
+
+from neardup.config.dedup import DedupConfig, DedupRelation, KeepPolicy
+from neardup.config.methods import (
+    BUILTIN_SPECS,
+    DEFAULT_MIN_RESEMBLANCE,
+    MethodSpec,
+    declare_method,
+    method_names,
+    method_spec,
+    threshold_methods,
+    withdraw_method,
+)
+from neardup.config.overlap import (
+    CHUNK_KINDS,
+    ChunkConfig,
+    OverlapConfig,
+    ParagraphConfig,
+    SmfaConfig,
+    paper_min_shared,
+    parse_bytes,
+)
+from neardup.config.prints import (
+    ExactConfig,
+    HashName,
+    KeywordConfig,
+    MinHashConfig,
+    ShingleConfig,
+    SimHashConfig,
+    SketchConfig,
+    SketchKind,
+    Weighting,
+)
+from neardup.config.store import StoreConfig, TableSpec
+from neardup.config.text import EXTRACTORS, Extractor, TemplateConfig, TextConfig
+
+__all__ = [
+    "BUILTIN_SPECS",
+    "CHUNK_KINDS",
+    "DEDUP_METHODS",
+    "DEFAULT_MIN_RESEMBLANCE",
+    "EXTRACTORS",
+    "ChunkConfig",
+    "DedupConfig",
+    "DedupRelation",
+    "ExactConfig",
+    "Extractor",
+    "HashName",
+    "KeepPolicy",
+    "KeywordConfig",
+    "MethodSpec",
+    "MinHashConfig",
+    "OverlapConfig",
+    "ParagraphConfig",
+    "ShingleConfig",
+    "SimHashConfig",
+    "SketchConfig",
+    "SketchKind",
+    "SmfaConfig",
+    "StoreConfig",
+    "TableSpec",
+    "TemplateConfig",
+    "TextConfig",
+    "Weighting",
+    "declare_method",
+    "method_names",
+    "method_spec",
+    "paper_min_shared",
+    "parse_bytes",
+    "threshold_methods",
+    "withdraw_method",
+]
+
+DEDUP_METHODS: tuple[str, ...] = tuple(spec.name for spec in BUILTIN_SPECS)
+"""The built-in methods' names (``exact`` runs no near stage); :func:`method_names` adds those
+registered at run time."""

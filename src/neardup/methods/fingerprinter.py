@@ -1,0 +1,115 @@
+"""The per-document stage: payload -> text -> canonical form -> fingerprints.
+
+A pure function of (document, config), run in worker processes. Its output is small and picklable:
+the document's metadata, its exact-level hashes, its near-duplicate fingerprint and the sorted set
+of shingle hashes used to verify candidate pairs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Generic, overload
+
+from neardup._types import U64
+from neardup.config import DedupConfig, Extractor
+from neardup.document import Document
+from neardup.features.shingles import shingle_set
+from neardup.fingerprints.exact import exact_prints
+from neardup.fingerprints.minhash import MinHash
+from neardup.fingerprints.simhash import SimHash
+from neardup.methods.prints import DocumentPrints, F, Prints, revisit_prints
+from neardup.methods.registry import near_method
+from neardup.methods.unit import FeatureExtractor
+from neardup.text.canonical import canonical_bytes
+from neardup.text.extract import extract, require_extractor, trafilatura_text
+from neardup.text.html import decode_payload, parse_page
+from neardup.text.words import segment_thai
+
+__all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
+
+
+def document_text(doc: Document, extractor: Extractor = "full") -> str:
+    """The visible text of a document: extracted from HTML (``extractor``: full, main,
+    trafilatura), the decoded plain text, or nothing for a binary payload (which only the
+    identical level compares)."""
+    if doc.kind == "html":
+        return extract(doc.raw, extractor, doc.charset)
+    if doc.kind == "binary":
+        return ""
+    return decode_payload(doc.raw, doc.charset)
+
+
+def _text_and_links(doc: Document, config: DedupConfig) -> tuple[str, tuple[str, ...]]:
+    """The document's text (Thai cut into words when the config asks) and, when
+    ``config.links`` asks for them, its HTML out-links (one parse for both)."""
+    links: tuple[str, ...] = ()
+    if not config.links or doc.kind != "html":
+        text = document_text(doc, config.text.extract)
+    else:
+        page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
+                          main_content=config.text.main_content, want_links=True)
+        text, links = page.text, page.links
+        if config.text.extract == "trafilatura":
+            text = trafilatura_text(doc.raw, doc.charset)
+    return (segment_thai(text) if config.text.thai_words else text), links
+
+
+def _method_features(config: DedupConfig) -> FeatureExtractor[Any] | None:
+    """The extractor of the config's near method (None: it has none, or ``exact``)."""
+    method = near_method(config.method)
+    return None if method is None or method.features is None else method.features(config)
+
+
+class Fingerprinter(Generic[F]):
+    """Computes :class:`DocumentPrints` for one configuration (build once per worker).
+
+    Besides the shared fields, the near-duplicate method of the config may compute its own
+    per-document features (``DocumentPrints.features``, of the type its unit declares, see
+    :mod:`neardup.methods.registry`); ``features`` replaces them with any extractor of
+    (document, text, canonical bytes).
+    """
+
+    @overload
+    def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None) -> None: ...
+    @overload
+    def __init__(self, config: DedupConfig, features: FeatureExtractor[F]) -> None: ...
+
+    def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None) -> None:
+        require_extractor(config.text.extract)
+        self.config = config
+        self.simhash = SimHash(config.simhash)
+        self.minhash = MinHash(config.minhash) if config.method == "minhash" else None
+        self.features = features if features is not None else _method_features(config)
+
+    def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
+        """The min-hash signature; from the verification shingle set when the two shingle
+        configs agree (the minimum over a set equals that over its bag: hashed once)."""
+        if self.minhash is None:
+            return None
+        if self.minhash.config.shingles == self.config.verify_shingles:
+            return self.minhash.of_shingles(shingles)
+        return self.minhash.of_canonical(canonical)
+
+    def __call__(self, doc: Document) -> Prints[F]:
+        if doc.revisit_of is not None:
+            revisit: Prints[F] = revisit_prints(doc)
+            return revisit
+        started = time.perf_counter()
+        text, links = _text_and_links(doc, self.config)
+        extracted = time.perf_counter()
+        canonical = canonical_bytes(text)
+        verify = self.config.verify_shingles
+        shingles = shingle_set(canonical, verify.width, verify.seed)
+        exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
+        simhash = self.simhash.of_canonical(canonical) if self.config.method == "simhash" else 0
+        signature = self._signature(canonical, shingles)
+        features = self.features(doc, text, canonical) if self.features else None
+        return Prints(
+            id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
+            fetched=doc.fetched, length=len(doc.raw), text_chars=len(text),
+            tokens=canonical.count(b" ") + 1 if canonical else 0,
+            identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
+            simhash=simhash, signature=signature, shingles=shingles, features=features, links=links,
+            extract_seconds=extracted - started,
+            fingerprint_seconds=time.perf_counter() - extracted,
+        )

@@ -1,0 +1,78 @@
+"""The registry of dedup methods: the only list of them.
+
+Each method is one unit in its own module (:mod:`.exact`, :mod:`.simhash`, :mod:`.minhash`,
+:mod:`.sketch`, :mod:`.supershingle`, :mod:`.chunks`, :mod:`.smfa`, :mod:`.paragraphs`,
+:mod:`.keyword`): its config-side spec (name, tags, default threshold, checks), its typed
+per-document features, its ``find``, its verification rule and its evaluation scorer. ``dedup``
+(the in-memory path and the engine), ``evaluate``, the presets and the command line read this
+registry. :data:`BUILTIN` is in the order of the pair codes; the config layer, which cannot import
+this module, keeps the same names in ``neardup.config.BUILTIN_SPECS`` (a test checks that the
+two agree).
+
+To add a method: give it a frozen config in :mod:`neardup.config` (if it has parameters), write
+its module with a :class:`~neardup.methods.unit.NearMethod`, and list it in :data:`BUILTIN`; or,
+from your own code, :func:`register` it with its spec at run time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neardup.config import declare_method, withdraw_method
+from neardup.errors import ConfigError
+from neardup.methods import chunks, exact, keyword, minhash, paragraphs, simhash, sketch, smfa
+from neardup.methods import supershingle as supershingle_unit
+from neardup.methods.scoring import Scorer
+from neardup.methods.unit import ExactMethod, NearMethod
+
+__all__ = ["BUILTIN", "EXACT", "NearMethod", "method_names", "near_method",
+           "near_methods", "register", "scorers", "unregister"]
+
+EXACT: ExactMethod = exact.UNIT
+BUILTIN: tuple[NearMethod[Any], ...] = (
+    simhash.UNIT, minhash.UNIT, sketch.UNIT, supershingle_unit.UNIT, chunks.UNIT, smfa.UNIT,
+    paragraphs.UNIT, keyword.UNIT,
+)
+"""The built-in near methods, in the order of their pair codes (after ``exact``, ``revisit``)."""
+_NEAR: dict[str, NearMethod[Any]] = {method.name: method for method in BUILTIN}
+
+
+def near_methods() -> tuple[NearMethod[Any], ...]:
+    """Every near method: the built-in ones, then those registered."""
+    return tuple(_NEAR.values())
+
+
+def method_names() -> tuple[str, ...]:
+    """Every method ``dedup`` runs: ``exact`` (no near stage), then the near methods."""
+    return (EXACT.name, *_NEAR)
+
+
+def near_method(name: str) -> NearMethod[Any] | None:
+    """The method called ``name``; None for ``exact`` (no near stage)."""
+    if name == EXACT.name:
+        return None
+    if name not in _NEAR:
+        raise ConfigError(f"method={name!r}: no such near-duplicate method")
+    return _NEAR[name]
+
+
+def scorers() -> tuple[Scorer, ...]:
+    """The evaluation scorer of every method, in the registry's order."""
+    return (EXACT.scorer, *(method.scorer for method in _NEAR.values()))
+
+
+def register(method: NearMethod[Any]) -> None:
+    """Add a near method at run time: ``dedup``, the engine, ``evaluate`` and the command line
+    offer it from now on (its spec is declared to the config layer)."""
+    if method.name in _NEAR or method.name == EXACT.name:
+        raise ConfigError(f"method {method.name!r} is already registered")
+    declare_method(method.spec)
+    _NEAR[method.name] = method
+
+
+def unregister(name: str) -> None:
+    """Remove a method added by :func:`register` (the built-in ones stay)."""
+    if name not in _NEAR or _NEAR[name] in BUILTIN:
+        raise ConfigError(f"method {name!r} was not registered at run time")
+    withdraw_method(name)
+    del _NEAR[name]

@@ -1,0 +1,55 @@
+"""The ``simhash`` method (Manku, Jain and Das Sarma): 64-bit simhashes within ``max_hamming``
+bits, found in permuted Hamming tables, verified on the shingle sets.
+
+The simhash itself is one of the shared prints (``DocumentPrints.simhash``, computed by the
+:class:`~neardup.methods.fingerprinter.Fingerprinter` when this method runs), so the unit has no
+feature extractor of its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neardup._types import F64, I64
+from neardup.config import DedupConfig, method_spec
+from neardup.fingerprints.simhash import SimHash
+from neardup.index.hamming import design_for, hamming_pairs
+from neardup.methods.near import verified_candidates
+from neardup.methods.prints import Prints
+from neardup.methods.scoring import SIMHASH_K, Rule, ScoredPairs, Scorer
+from neardup.methods.unit import NearMethod, NearStage
+
+__all__ = ["UNIT", "find_simhash", "simhash_distances"]
+
+
+def find_simhash(config: DedupConfig, prints: list[Prints[None]],
+                 survivors: I64) -> NearStage:
+    """Pairs of survivors whose simhashes differ in at most ``max_hamming`` bits, verified."""
+    chosen = [prints[i] for i in survivors.tolist()]
+    simhashes = np.array([p.simhash for p in chosen], dtype=np.uint64)
+    design = design_for(config.max_hamming, simhashes.size)
+    i, j = hamming_pairs(simhashes, config.max_hamming, design)
+    parameters: dict[str, object] = {"k": config.max_hamming, "blocks": list(design.blocks),
+                                     "choose": design.choose, "tables": len(design.tables())}
+    return verified_candidates(config, survivors, i, j, simhashes, None,
+                               [p.shingles for p in chosen], parameters)
+
+
+def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """The Hamming distance of the two documents' simhashes."""
+    simhash = SimHash(config.simhash)
+    view = documents.text
+    prints = np.array([simhash.of_canonical(tokens) for tokens in documents.canonical],
+                      dtype=np.uint64)
+    distances = np.bitwise_count(prints[view.first] ^ prints[view.second])
+    return np.asarray(distances, dtype=np.float64)
+
+
+UNIT: NearMethod[None] = NearMethod(
+    spec=method_spec("simhash"), find=find_simhash,
+    verification="simhash within max_hamming bits, then resemblance >= the floor",
+    scorer=Scorer("simhash", simhash_distances,
+                  Rule("hamming distance", "k", at_most=True, grid=SIMHASH_K,
+                       curve=SIMHASH_K[:11], integral=True,
+                       default=float(DedupConfig().max_hamming)),
+                  summary="Hamming distance of the 64-bit simhashes (Manku et al.)"))

@@ -1,0 +1,77 @@
+"""The ``supershingle`` method (Broder et al.): documents sharing a super-shingle, a hash of
+``supershingle_size`` consecutive sketch values, are candidates; each pair carries the sketch
+estimate and is verified on the shingle sets.
+
+It shares the sketch machinery of :mod:`.sketch` (features, sketch-equivalence, the phases and
+verification); only the selection of pairs and the parameters differ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neardup._types import F64, I64
+from neardup.config import DedupConfig, method_spec
+from neardup.fingerprints.sketch_pairs import pair_estimates
+from neardup.fingerprints.supershingle import supershingles
+from neardup.methods.prints import Prints
+from neardup.methods.scoring import Rule, ScoredPairs, Scorer
+from neardup.methods.sketch import (
+    SketchFeatures,
+    SketchFound,
+    document_sketches,
+    phase_counts,
+    run_sketches,
+    sketch_arrays,
+    sketch_features,
+)
+from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.overlap.phases import PhaseMeter
+
+__all__ = ["UNIT", "find_supershingle", "shared_supershingles", "supershingle_features"]
+
+
+def supershingle_features(config: DedupConfig) -> FeatureExtractor[SketchFeatures]:
+    """The sketch extractor, with the super-shingles of each sketch."""
+    return sketch_features(config, config.supershingle_size)
+
+
+def _select(config: DedupConfig, chosen: list[SketchFeatures], lengths: I64, meter: PhaseMeter,
+            stats: dict[str, object]) -> SketchFound:
+    supers = [f.supershingles if f.supershingles is not None else np.empty(0, np.uint64)
+              for f in chosen]
+    _, shared = phase_counts(meter, supers, config.drop_common, stats)
+    with meter.phase("estimates"):
+        flat, offsets, moduli = sketch_arrays(chosen)
+        r, _, _ = pair_estimates(flat, offsets, moduli, shared.a, shared.b, config.sketch)
+    return SketchFound(shared.a, shared.b, r, shared.count, "near", int(shared.a.size))
+
+
+def find_supershingle(config: DedupConfig, prints: list[Prints[SketchFeatures]],
+                      survivors: I64) -> NearStage:
+    """Pairs sharing at least one super-shingle (``--method supershingle``)."""
+    parameters: dict[str, object] = {"sketch": config.sketch.tag,
+                                     "drop_common": config.drop_common,
+                                     "supershingle_size": config.supershingle_size}
+    return run_sketches(config, prints, survivors, _select, parameters)
+
+
+def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
+    """The number of super-shingles the two documents have in common."""
+    size, seed = config.supershingle_size, config.sketch.seed
+    supers = [supershingles(sketch, size, seed) for sketch, _ in
+              document_sketches(documents, config)]
+    view = documents.text
+    return np.array([
+        np.intersect1d(supers[i], supers[j], assume_unique=True).size
+        for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
+        dtype=np.float64)
+
+
+UNIT: NearMethod[SketchFeatures] = NearMethod(
+    spec=method_spec("supershingle"), find=find_supershingle, features=supershingle_features,
+    verification="a shared super-shingle, then resemblance >= the floor",
+    scorer=Scorer("supershingle", shared_supershingles,
+                  Rule("shared super-shingles", "n", integral=True, default=1.0),
+                  summary="super-shingles (DedupConfig.supershingle_size sketch values) in "
+                          "common"))
