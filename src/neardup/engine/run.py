@@ -24,7 +24,12 @@ from typing import Any
 import numpy as np
 
 from neardup.config import DedupConfig
-from neardup.engine.against import old_partitions, restrict_to_new
+from neardup.engine.against import (
+    old_near_pairs,
+    old_partitions,
+    record_near_pairs,
+    restrict_to_new,
+)
 from neardup.engine.buckets import parallel_buckets
 from neardup.engine.catalog import Catalog, build_catalog
 from neardup.engine.clusters import ClusterResult, run_cluster
@@ -38,6 +43,7 @@ from neardup.engine.fingerprint import (
 from neardup.engine.near import near_tables, run_near
 from neardup.engine.outputs import TableSink, write_outputs
 from neardup.engine.pairfiles import to_records
+from neardup.engine.verify import pairs_of_new
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.pipeline.executor import task_map
 from neardup.pipeline.pairs import Pairs
@@ -153,9 +159,12 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     laps.lap("read_extract_fingerprint")
     _step(progress, "exact", 0)
     catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
-    with parallel_buckets(options.workers):
+    old = sum(part.count for part in catalog.parts[:len(old_parts)])
+    reuse = old_near_pairs(against, config, [part.dropped for part in
+                                             catalog.parts[:len(old_parts)]]) if against else None
+    with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0):
         exact, near_folder, near, clusters, pair_files = _bucket_stages(
-            work, config, catalog, options, progress, laps)
+            work, config, catalog, options, progress, laps, reuse or ())
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
@@ -164,7 +173,6 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     for name, rows in near_tables(near_folder).items():
         _write_rows(out, name, fmt, rows)
     shutil.rmtree(scratch, ignore_errors=True)
-    old = sum(part.count for part in catalog.parts[:len(old_parts)])
     decided = restrict_to_new(out, fmt, old) if against else None
     laps.lap("outputs")
     _step(progress, "outputs", 1)
@@ -181,10 +189,12 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
 
 def _bucket_stages(work: WorkDir, config: DedupConfig, catalog: Catalog, options: EngineOptions,
                    progress: Callable[[str, int, int], None] | None,
-                   laps: StageLaps) -> tuple[ExactResult, Path, dict[str, Any] | None,
-                                          ClusterResult, list[Path]]:
+                   laps: StageLaps, reused: tuple[Path, ...]
+                   ) -> tuple[ExactResult, Path, dict[str, Any] | None, ClusterResult, list[Path]]:
     """Exact levels, near (candidates and verification) and clusters, their buckets spread
-    over the workers (each with its share of the memory budget)."""
+    over the workers (each with its share of the memory budget). ``reused``: the earlier run's
+    near pair files, which stand for the pairs among its documents when no template is removed
+    (:mod:`neardup.engine.against`)."""
     budget = max(1, options.budget // options.workers)
     exact = run_exact(work, catalog, budget)
     laps.lap("exact")
@@ -192,8 +202,11 @@ def _bucket_stages(work: WorkDir, config: DedupConfig, catalog: Catalog, options
     near_folder, near = run_near(work, config, catalog, exact.survivors(), budget)
     laps.lap("near_candidates_and_verification")
     _step(progress, "cluster", 0)
-    pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin",
-                  near_folder / "pairs.bin"]
+    near_files = [near_folder / "pairs.bin"]
+    if reused and near is not None and not near["templates"].get("hosts_with_templates", 1):
+        near_files = [*reused, *near_files]
+    record_near_pairs(work.root, near_files)
+    pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin", *near_files]
     clusters = run_cluster(work, catalog, config.keep, pair_files, budget)
     laps.lap("cluster")
     return exact, near_folder, near, clusters, pair_files

@@ -7,10 +7,17 @@ containments, and the method's own measure (simhash: the Hamming distance; min-h
 equal signature slots). Pairs below the resemblance floor are dropped and counted, as in memory.
 Blocks are scored in the worker pool (:func:`neardup.engine.buckets.bucket_map`), each into its
 own file; the files are appended to the output in block order.
+
+Inside :func:`pairs_of_new` (a run ``--against`` an earlier one), pairs between two documents of
+the earlier run are not scored again when no site template is removed (then their scores cannot
+differ from the earlier run's, which supplies them): verification is proportional to the new
+documents.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -29,10 +36,22 @@ from neardup.engine.workdir import read_array
 from neardup.pipeline.near import scored_pairs
 from neardup.pipeline.pairs import Pairs
 
-__all__ = ["verify_candidates"]
+__all__ = ["pairs_of_new", "verify_candidates"]
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
+_OLD = [0]
+
+
+@contextmanager
+def pairs_of_new(old: int) -> Iterator[None]:
+    """Inside, :func:`verify_candidates` skips the pairs of two docs below ``old`` (when no
+    template is removed: see the module's notes)."""
+    _OLD.append(old)
+    try:
+        yield
+    finally:
+        _OLD.pop()
 
 
 def _mean_set_bytes(catalog: Catalog) -> float:
@@ -106,6 +125,9 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
     """Score the pairs of ``candidates`` and write those at or above the floor to ``out``;
     returns (candidates, verified)."""
     total = candidates.stat().st_size // CANDIDATE.itemsize
+    if _OLD[-1] and (content is None or not content.active):
+        candidates = _touching_new(candidates, total, _OLD[-1])
+        total = candidates.stat().st_size // CANDIDATE.itemsize
     per_block = max(1024, int(budget / (2 * _mean_set_bytes(catalog))))
     if bucket_workers() > 1:  # at least two blocks per worker
         per_block = max(256, min(per_block, -(-total // (2 * bucket_workers()))))
@@ -117,3 +139,14 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
         append_files([task.out], out)
         verified += kept
     return int(total), verified
+
+
+def _touching_new(candidates: Path, total: int, old: int) -> Path:
+    """A copy of the candidate file without the pairs of two old docs (b < ``old``, as a < b)."""
+    path = candidates.with_name("new-" + candidates.name)
+    with open(path, "wb") as out:
+        for start in range(0, total, 1 << 20):
+            block = np.fromfile(candidates, dtype=CANDIDATE, count=min(1 << 20, total - start),
+                                offset=start * CANDIDATE.itemsize)
+            out.write(block[block["b"] >= old].tobytes())
+    return path
