@@ -15,6 +15,13 @@ new document saying whether to drop it and why:
 
 The result equals a one-shot run over the old inputs followed by the new ones, restricted to what
 touches new documents (the test checks it).
+
+With simhash and minhash, the near pairs among old documents are not verified again: they are
+read from the earlier run (:func:`old_near_pairs`), so verification is proportional to the new
+documents. That holds when the old documents keep their numbers and their content (no site
+template removed, in the earlier run or in this one); otherwise every pair is verified as in a
+one-shot run. Each run records the files holding all its near pairs (``near-pairs.json``), so a
+chain of runs, each against the previous, reuses them all.
 """
 
 from __future__ import annotations
@@ -31,10 +38,15 @@ import pyarrow.parquet as pq
 
 from neardup.config import DedupConfig
 from neardup.engine.outputs import TableSink
-from neardup.engine.workdir import identity_differences
+from neardup.engine.workdir import identity_differences, write_atomic
 from neardup.errors import ConfigError
 
-__all__ = ["old_partitions", "restrict_to_new"]
+__all__ = ["REUSED_METHODS", "near_pair_files", "old_near_pairs", "old_partitions",
+           "record_near_pairs", "restrict_to_new"]
+
+REUSED_METHODS = ("simhash", "minhash")
+"""The methods whose old near pairs are read from the earlier run instead of verified again."""
+NEAR_PAIRS = "near-pairs.json"
 
 _SCORES = ("method", "relation", "resemblance", "containment_ab", "containment_ba", "hamming")
 
@@ -63,6 +75,37 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
                           f"({'; '.join(differences)})")
     return [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
             record["parts"]], identity
+
+
+def old_near_pairs(root: Path, config: DedupConfig,
+                   dropped: list[tuple[int, ...]]) -> tuple[Path, ...] | None:
+    """The files of every near pair among the documents of the run in ``root``, when they can
+    stand for this run's pairs among those documents: same method in :data:`REUSED_METHODS`, no
+    template removed in that run, and the old revisits dropped as they were (``dropped``: this
+    run's dropped rows of the old partitions), so that the old documents keep their numbers."""
+    if config.method not in REUSED_METHODS:
+        return None
+    try:
+        link = json.loads((root / "done" / "link.json").read_text())
+        near = json.loads((root / "done" / "near.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if near["templates"].get("hosts_with_templates", 1) or \
+            [tuple(part[3]) for part in link["parts"]] != dropped:
+        return None
+    return near_pair_files(root)
+
+
+def near_pair_files(root: Path) -> tuple[Path, ...]:
+    """The files holding every near pair among the documents of the run in ``root``."""
+    try:
+        return tuple(Path(p) for p in json.loads((root / NEAR_PAIRS).read_text()))
+    except (OSError, ValueError):
+        return (root / "near" / "pairs.bin",)
+
+
+def record_near_pairs(root: Path, files: list[Path]) -> None:
+    write_atomic(root / NEAR_PAIRS, json.dumps([str(path) for path in files]).encode())
 
 
 def _read(out: Path, name: str, fmt: str) -> pa.Table:

@@ -6,28 +6,75 @@ memory. The number of buckets is chosen so that one bucket fits the memory budge
 (:func:`bucket_count`), which is how every stage stays within ``--memory-limit`` whatever the
 number of documents. Writers append through small buffers; :meth:`BucketWriter.close` syncs
 the files, and the caller publishes the folder (a temporary directory renamed into place).
+
+Buckets are independent, so a stage may process them in worker processes: inside
+:func:`parallel_buckets` (the engine's run sets it from ``--workers``), :func:`bucket_map` runs
+one task per bucket in the pool, each task writes its own file (:func:`write_routed` when its
+rows go on to another bucketed step), and :func:`append_files` concatenates those files in task
+order, so the result does not depend on the number of workers or buckets.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup._types import U64
+from neardup.methods.workers import Mapper, serial_map, task_map
 
-__all__ = ["BucketWriter", "bucket_count", "buckets", "read_bucket", "spread"]
+__all__ = ["BucketWriter", "append_files", "bucket_count", "bucket_map", "bucket_workers",
+           "buckets", "parallel_buckets", "read_bucket", "read_routed", "spread",
+           "write_routed"]
 
 _FLUSH_BYTES = 1 << 20
 
 
+_POOL: list[tuple[Mapper, int]] = [(serial_map, 1)]
+
+
+@contextmanager
+def parallel_buckets(workers: int) -> Iterator[None]:
+    """Inside, :func:`bucket_map` runs its tasks in ``workers`` processes."""
+    _POOL.append((task_map(workers), max(1, workers)))
+    try:
+        yield
+    finally:
+        _POOL.pop()
+
+
+def bucket_workers() -> int:
+    """The number of processes :func:`bucket_map` uses here."""
+    return _POOL[-1][1]
+
+
+def bucket_map(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+    """``function`` over ``tasks`` (picklable, module-level), in order, in the current pool."""
+    return _POOL[-1][0](function, tasks)
+
+
+def append_files(paths: Iterable[Path], out: BinaryIO) -> None:
+    """Append each existing file of ``paths`` to ``out`` in order, deleting it."""
+    for path in paths:
+        if path.exists():
+            with open(path, "rb") as source:
+                shutil.copyfileobj(source, out, 1 << 20)
+            path.unlink()
+
+
 def bucket_count(total_bytes: int, budget: int, most: int = 1 << 14) -> int:
-    """The smallest power of two of buckets whose mean size is within ``budget`` bytes."""
+    """The smallest power of two of buckets whose mean size is within ``budget`` bytes (and,
+    with several workers, at least two per worker when ``most`` allows, so they all have
+    some)."""
     count = 1
+    while count < min(most, 2 * bucket_workers()) and bucket_workers() > 1:
+        count *= 2
     while count < most and total_bytes > count * budget:
         count *= 2
     return count
@@ -97,3 +144,21 @@ def buckets(folder: Path, count: int, dtype: np.dtype[Any]) -> Iterator[npt.NDAr
     """Each bucket's rows in turn."""
     for bucket in range(count):
         yield read_bucket(folder, bucket, dtype)
+
+
+def write_routed(path: Path, rows: npt.NDArray[Any], route: U64, count: int) -> None:
+    """Write ``rows`` to one file grouped by bucket ``route % count`` (stable), with the
+    bucket bounds beside it (``<path>.bounds.npy``), for :func:`read_routed`."""
+    target = (route & np.uint64(count - 1)).astype(np.int64)
+    order = np.argsort(target, kind="stable")
+    bounds = np.searchsorted(target[order], np.arange(count + 1)).astype(np.int64)
+    with open(path, "wb") as out:
+        out.write(np.ascontiguousarray(rows[order]).tobytes())
+    np.save(path.with_name(path.name + ".bounds.npy"), bounds)
+
+
+def read_routed(path: Path, bucket: int, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """The rows of ``bucket`` in a file of :func:`write_routed`."""
+    bounds = np.load(path.with_name(path.name + ".bounds.npy"))
+    start, end = int(bounds[bucket]), int(bounds[bucket + 1])
+    return np.fromfile(path, dtype=dtype, count=end - start, offset=start * dtype.itemsize)

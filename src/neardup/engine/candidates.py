@@ -8,6 +8,9 @@
 - ``minhash``: each survivor's LSH band keys (band, key) are routed by key; each bucket pairs the
   documents of equal (band, key); the pairs, routed by their first doc, are made unique.
 
+The joins run bucket by bucket in the worker pool (:func:`neardup.engine.buckets.bucket_map`):
+each task writes its own file and the files are concatenated in bucket order.
+
 The output is ``candidates/pairs.bin``: (a, b) int64 rows, a < b, unique.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,16 @@ import numpy.typing as npt
 
 from neardup._types import I64
 from neardup.config import DedupConfig
-from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
+from neardup.engine.buckets import (
+    BucketWriter,
+    append_files,
+    bucket_count,
+    bucket_map,
+    read_bucket,
+    read_routed,
+    spread,
+    write_routed,
+)
 from neardup.engine.catalog import Catalog
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
@@ -65,23 +78,45 @@ def simhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
             route = permute_table(rows["value"], plan) >> shift if per_table > 1 else \
                 np.zeros(docs.size, dtype=np.uint64)
             writer.add(rows, route)
+    for writer in writers:
+        writer.close()
+    tasks = [_TableJoin(writer.folder, bucket, tuple(plans), table, config.max_hamming,
+                        folder / f"joined-t{table:03d}-b{bucket:05d}.bin")
+             for table, writer in enumerate(writers) for bucket in range(writer.count)]
     with _PairSink(folder / "pairs.bin") as sink:
-        for table, writer in enumerate(writers):
-            writer.close()
-            _join_table(writer, plans, table, config.max_hamming, sink)
+        sink.append(tasks, bucket_map(_join_table, tasks))
     return {"k": config.max_hamming, "blocks": list(design.blocks), "choose": design.choose,
             "tables": len(plans)}
 
 
-def _join_table(writer: BucketWriter, plans: list[TablePlan], table: int, k: int,
-                sink: _PairSink) -> None:
-    for bucket in range(writer.count):
-        rows = read_bucket(writer.folder, bucket, SIMHASH_ROW)
-        if rows.size < 2:
-            continue
-        i, j = table_pairs(rows["value"], k, plans, table)
-        a, b = rows["doc"][i], rows["doc"][j]
-        sink.add(np.minimum(a, b), np.maximum(a, b))
+@dataclass(frozen=True, slots=True)
+class _TableJoin:
+    """One bucket of one permuted table, for a worker."""
+
+    folder: Path
+    bucket: int
+    plans: tuple[TablePlan, ...]
+    table: int
+    k: int
+    out: Path
+
+
+def _join_table(task: _TableJoin) -> int:
+    """The pairs of one bucket of one table, written to ``task.out``; returns their count."""
+    rows = read_bucket(task.folder, task.bucket, SIMHASH_ROW)
+    if rows.size < 2:
+        return 0
+    i, j = table_pairs(rows["value"], task.k, list(task.plans), task.table)
+    a, b = rows["doc"][i], rows["doc"][j]
+    return _write_pairs(task.out, np.minimum(a, b), np.maximum(a, b))
+
+
+def _write_pairs(path: Path, a: I64, b: I64) -> int:
+    rows = np.empty(a.size, dtype=CANDIDATE)
+    rows["a"], rows["b"] = a, b
+    with open(path, "wb") as out:
+        out.write(rows.tobytes())
+    return int(a.size)
 
 
 def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -103,16 +138,53 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
             rows["key"] = band_keys(signatures, band, bands.rows)
             writer.add(rows, spread(rows["key"]))
     writer.close()
-    unique = BucketWriter(folder / "raw", bucket_count(
-        count * CANDIDATE.itemsize * 4, budget), CANDIDATE)
-    for bucket in range(writer.count):
-        a, b = _equal_key_pairs(read_bucket(writer.folder, bucket, BAND_ROW))
-        rows = np.empty(a.size, dtype=CANDIDATE)
-        rows["a"], rows["b"] = a, b
-        unique.add(rows, spread(a))
-    unique.close()
-    _write_unique(unique, folder / "pairs.bin")
+    count = bucket_count(count * CANDIDATE.itemsize * 4, budget)
+    joins = [_BandJoin(writer.folder, bucket, folder / f"joined-{bucket:05d}.bin", count)
+             for bucket in range(writer.count)]
+    for _ in bucket_map(_join_bands, joins):
+        pass
+    sources = tuple(join.out for join in joins)
+    uniques = [_Unique(sources, bucket, folder / f"unique-{bucket:05d}.bin")
+               for bucket in range(count)]
+    with _PairSink(folder / "pairs.bin") as sink:
+        sink.append(uniques, bucket_map(_unique_pairs, uniques))
+    for join in joins:
+        join.out.unlink()
+        join.out.with_name(join.out.name + ".bounds.npy").unlink()
     return {"threshold": config.threshold, "bands": bands.bands, "rows": bands.rows}
+
+
+@dataclass(frozen=True, slots=True)
+class _BandJoin:
+    """One bucket of band keys, for a worker: its pairs go to ``out``, routed by first doc."""
+
+    folder: Path
+    bucket: int
+    out: Path
+    count: int
+
+
+def _join_bands(task: _BandJoin) -> None:
+    a, b = _equal_key_pairs(read_bucket(task.folder, task.bucket, BAND_ROW))
+    rows = np.empty(a.size, dtype=CANDIDATE)
+    rows["a"], rows["b"] = a, b
+    write_routed(task.out, rows, spread(a), task.count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unique:
+    """One bucket of raw pairs, gathered from every band join, for a worker."""
+
+    sources: tuple[Path, ...]
+    bucket: int
+    out: Path
+
+
+def _unique_pairs(task: _Unique) -> int:
+    """The distinct pairs of one bucket, sorted, written to ``task.out``; returns their count."""
+    rows = np.unique(np.concatenate([read_routed(path, task.bucket, CANDIDATE)
+                                     for path in task.sources]))
+    return _write_pairs(task.out, rows["a"], rows["b"])
 
 
 def _signatures(part: Any, local: I64) -> npt.NDArray[np.uint64]:
@@ -141,13 +213,6 @@ def _equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
-def _write_unique(writer: BucketWriter, path: Path) -> None:
-    with _PairSink(path) as sink:
-        for bucket in range(writer.count):
-            rows = np.unique(read_bucket(writer.folder, bucket, CANDIDATE))
-            sink.add(rows["a"], rows["b"])
-
-
 class _PairSink:
     """Appends (a, b) rows to one file; synced on close."""
 
@@ -159,11 +224,11 @@ class _PairSink:
     def __enter__(self) -> _PairSink:
         return self
 
-    def add(self, a: I64, b: I64) -> None:
-        rows = np.empty(a.size, dtype=CANDIDATE)
-        rows["a"], rows["b"] = a, b
-        self._out.write(rows.tobytes())
-        self.rows += int(a.size)
+    def append(self, tasks: list[Any], counts: Iterator[int]) -> None:
+        """Append each task's pair file (``task.out``) as its count comes back, in order."""
+        for task, count in zip(tasks, counts, strict=True):
+            append_files([task.out], self._out)
+            self.rows += count
 
     def __exit__(self, *exc: object) -> None:
         self._out.flush()

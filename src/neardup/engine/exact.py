@@ -6,6 +6,10 @@ in each bucket the smallest doc of a group is its representative and goes on to 
 every other member is paired with it. Documents without tokens take part in the identical level
 only; revisits take part in none (they are paired with their original).
 
+Each level's buckets are grouped in the worker pool (:func:`neardup.engine.buckets.bucket_map`):
+a task writes its bucket's pairs and its representatives (routed to the next level's buckets)
+to its own files; the pair files are appended in bucket order.
+
 Writes ``exact/pairs.bin`` (pair records), ``exact/survivors.npy`` (a packed bitmap of the docs
 that go on to the near stage) and the groups and collapsed counts per level in its marker.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -21,7 +26,16 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64
-from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
+from neardup.engine.buckets import (
+    BucketWriter,
+    append_files,
+    bucket_count,
+    bucket_map,
+    read_bucket,
+    read_routed,
+    spread,
+    write_routed,
+)
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import PAIR, to_records
 from neardup.engine.workdir import WorkDir, publish_dir, write_array
@@ -84,28 +98,66 @@ def _group(rows: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], I64, I64, int]:
         np.count_nonzero(sizes > 1))
 
 
-def _level(source: BucketWriter, level: int, pairs_out: BinaryIO,
-           survivors: npt.NDArray[np.bool_]) -> tuple[BucketWriter | None, int, int]:
-    """Group one level bucket by bucket; the representatives go on to the next level's writer
-    (or, after the last level, into ``survivors``). Returns (next writer, groups, collapsed)."""
-    last = level + 1 == len(LEVELS)
-    following = None if last else BucketWriter(
-        source.folder.with_name(f"level{level + 1}"), source.count, ROW)
-    groups = collapsed = 0
-    for bucket in range(source.count):
-        reps, a, b, found = _group(read_bucket(source.folder, bucket, ROW))
-        groups += found
-        collapsed += int(a.size)
-        pairs_out.write(to_records(Pairs.exact(a, b, "exact", LEVELS[level][1])).tobytes())
-        if following is None:
-            survivors[reps["doc"]] = True
-            continue
-        reps = reps[reps["tokens"] > 0]
-        reps["key"] = reps[LEVELS[level + 1][0]]
-        following.add(reps, spread(reps["key"]))
-    if following is not None:
-        following.close()
-    return following, groups, collapsed
+@dataclass(frozen=True, slots=True)
+class _LevelBucket:
+    """One bucket of one level, for a worker: its rows are bucket ``bucket`` of the first
+    level's writer (``sources`` = its folder) or of the previous level's routed files."""
+
+    level: int
+    bucket: int
+    count: int
+    sources: tuple[Path, ...]
+    out: Path
+
+    def rows(self) -> npt.NDArray[Any]:
+        if self.level == 0:
+            return read_bucket(self.sources[0], self.bucket, ROW)
+        return np.concatenate([read_routed(path, self.bucket, ROW) for path in self.sources])
+
+    @property
+    def representatives(self) -> Path:
+        return self.out.with_name(self.out.name + ".reps")
+
+
+def _group_bucket(task: _LevelBucket) -> tuple[int, int]:
+    """Group one bucket: its pairs to ``task.out``, its representatives to the next level (or,
+    after the last level, their docs); returns (groups, collapsed)."""
+    reps, a, b, found = _group(task.rows())
+    with open(task.out, "wb") as out:
+        out.write(to_records(Pairs.exact(a, b, "exact", LEVELS[task.level][1])).tobytes())
+    if task.level + 1 == len(LEVELS):
+        with open(task.representatives, "wb") as out:
+            out.write(np.ascontiguousarray(reps["doc"]).tobytes())
+        return found, int(a.size)
+    reps = reps[reps["tokens"] > 0]
+    reps["key"] = reps[LEVELS[task.level + 1][0]]
+    write_routed(task.representatives, reps, spread(reps["key"]), task.count)
+    return found, int(a.size)
+
+
+def _levels(first: BucketWriter, folder: Path, pairs_out: BinaryIO,
+            survivors: npt.NDArray[np.bool_]) -> tuple[dict[str, int], dict[str, int]]:
+    """Group every level bucket by bucket; returns (groups, collapsed) per relation."""
+    groups, collapsed = {}, {}
+    folder.mkdir(parents=True, exist_ok=True)
+    sources: tuple[Path, ...] = (first.folder,)
+    for level, (_, relation) in enumerate(LEVELS):
+        tasks = [_LevelBucket(level, bucket, first.count, sources,
+                              folder / f"level{level}-{bucket:05d}.bin")
+                 for bucket in range(first.count)]
+        groups[relation] = collapsed[relation] = 0
+        for task, (found, dropped) in zip(tasks, bucket_map(_group_bucket, tasks), strict=True):
+            append_files([task.out], pairs_out)
+            groups[relation] += found
+            collapsed[relation] += dropped
+        if level + 1 == len(LEVELS):
+            for task in tasks:
+                survivors[np.fromfile(task.representatives, dtype=np.int64)] = True
+        for path in sources[1:] if level else ():
+            path.unlink()
+            path.with_name(path.name + ".bounds.npy").unlink()
+        sources = tuple(task.representatives for task in tasks)
+    return groups, collapsed
 
 
 def run_exact(work: WorkDir, catalog: Catalog, budget: int) -> ExactResult:
@@ -113,19 +165,15 @@ def run_exact(work: WorkDir, catalog: Catalog, budget: int) -> ExactResult:
     if (record := work.done(STAGE)) is not None:
         return ExactResult(final, record)
     temporary = work.temporary(final)
-    writer: BucketWriter | None = _first_level(catalog, temporary / "level0", budget)
+    writer = _first_level(catalog, temporary / "level0", budget)
     survivors = np.zeros(catalog.documents, dtype=bool)
-    groups, collapsed = {}, {}
     with open(temporary / "pairs.bin", "wb") as pairs_out:
-        for level, (_, relation) in enumerate(LEVELS):
-            assert writer is not None
-            writer, groups[relation], collapsed[relation] = _level(
-                writer, level, pairs_out, survivors)
+        groups, collapsed = _levels(writer, temporary / "groups", pairs_out, survivors)
         pairs_out.flush()
         os.fsync(pairs_out.fileno())
     write_array(temporary / "survivors.npy", np.packbits(survivors))
-    for level in range(len(LEVELS)):
-        shutil.rmtree(temporary / f"level{level}", ignore_errors=True)
+    shutil.rmtree(temporary / "level0", ignore_errors=True)
+    shutil.rmtree(temporary / "groups", ignore_errors=True)
     publish_dir(temporary, final)
     record = {"groups": groups, "collapsed": collapsed, "survivors": int(survivors.sum()),
               "documents": catalog.documents}

@@ -1,6 +1,6 @@
 """Pairs on disk: one record type for every pair a stage finds (exact, revisit, near).
 
-The fields are those of :class:`neardup.pipeline.pairs.Pairs`, so a bucket of records converts to
+The fields are those of :class:`neardup.methods.pairs.Pairs`, so a bucket of records converts to
 and from it without loss.
 """
 

@@ -16,9 +16,7 @@ import os
 import shutil
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +24,16 @@ from typing import Any
 import numpy as np
 
 from neardup.config import DedupConfig
-from neardup.engine.against import old_partitions, restrict_to_new
+from neardup.engine.against import (
+    old_near_pairs,
+    old_partitions,
+    record_near_pairs,
+    restrict_to_new,
+)
+from neardup.engine.buckets import parallel_buckets
 from neardup.engine.catalog import Catalog, build_catalog
-from neardup.engine.clusters import run_cluster
-from neardup.engine.exact import run_exact
+from neardup.engine.clusters import ClusterResult, run_cluster
+from neardup.engine.exact import ExactResult, run_exact
 from neardup.engine.fingerprint import (
     FingerprintJob,
     errors_in_order,
@@ -39,9 +43,10 @@ from neardup.engine.fingerprint import (
 from neardup.engine.near import near_tables, run_near
 from neardup.engine.outputs import TableSink, write_outputs
 from neardup.engine.pairfiles import to_records
+from neardup.engine.verify import pairs_of_new
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.methods.pairs import Pairs
-from neardup.methods.workers import ignore_interrupts, stop_pool
+from neardup.methods.workers import task_map
 from neardup.overlap.phases import PhaseMeter
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
@@ -111,36 +116,6 @@ def _identity(config: DedupConfig, paths: list[str], media: str,
     return identity
 
 
-def _mapper(workers: int) -> Callable[[Callable[[Any], dict[str, Any]], Iterator[Any]],
-                                      Iterator[dict[str, Any]]]:
-    """Runs tasks in ``workers`` processes, in order, with at most two per worker in flight
-    (the tasks may carry data: dealt line blocks)."""
-    def run(function: Callable[[Any], dict[str, Any]],
-            tasks: Iterator[Any]) -> Iterator[dict[str, Any]]:
-        if workers <= 1:
-            yield from map(function, tasks)
-            return
-        with ProcessPoolExecutor(workers, initializer=ignore_interrupts) as pool:
-            try:
-                yield from _in_flight(pool, function, tasks, 2 * workers)
-            except BaseException:  # Ctrl-C or an error: end the workers now, quietly
-                stop_pool(pool)
-                raise
-    return run
-
-
-def _in_flight(pool: ProcessPoolExecutor, function: Callable[[Any], dict[str, Any]],
-               tasks: Iterator[Any], most: int) -> Iterator[dict[str, Any]]:
-    """The results of ``tasks`` in order, with at most ``most`` submitted and not yet taken."""
-    flight: deque[Future[dict[str, Any]]] = deque()
-    for task in tasks:
-        flight.append(pool.submit(function, task))
-        if len(flight) >= most:
-            yield flight.popleft().result()
-    while flight:
-        yield flight.popleft().result()
-
-
 def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
     path = work.stage("link") / "revisit_pairs.bin"
     if work.done("revisit-pairs") is None:
@@ -154,7 +129,6 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
             os.fsync(out.fileno())
         work.mark("revisit-pairs", {})
     return path
-
 
 
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
@@ -180,21 +154,17 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
-    records = run_fingerprint(work, jobs, _mapper(options.workers), report,
+    records = run_fingerprint(work, jobs, task_map(options.workers), report,
                               workers=options.workers)
     laps.lap("read_extract_fingerprint")
     _step(progress, "exact", 0)
     catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
-    exact = run_exact(work, catalog, options.budget)
-    laps.lap("exact")
-    _step(progress, "near", 0)
-    near_folder, near = run_near(work, config, catalog, exact.survivors(), options.budget)
-    laps.lap("near_candidates_and_verification")
-    _step(progress, "cluster", 0)
-    pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin",
-                  near_folder / "pairs.bin"]
-    clusters = run_cluster(work, catalog, config.keep, pair_files, options.budget)
-    laps.lap("cluster")
+    old = sum(part.count for part in catalog.parts[:len(old_parts)])
+    reuse = old_near_pairs(against, config, [part.dropped for part in
+                                             catalog.parts[:len(old_parts)]]) if against else None
+    with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0):
+        exact, near_folder, near, clusters, pair_files = _bucket_stages(
+            work, config, catalog, options, progress, laps, reuse or ())
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
@@ -203,7 +173,6 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     for name, rows in near_tables(near_folder).items():
         _write_rows(out, name, fmt, rows)
     shutil.rmtree(scratch, ignore_errors=True)
-    old = sum(part.count for part in catalog.parts[:len(old_parts)])
     decided = restrict_to_new(out, fmt, old) if against else None
     laps.lap("outputs")
     _step(progress, "outputs", 1)
@@ -216,6 +185,31 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
         "total": round(time.perf_counter() - started, 4)}
     write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
+
+
+def _bucket_stages(work: WorkDir, config: DedupConfig, catalog: Catalog, options: EngineOptions,
+                   progress: Callable[[str, int, int], None] | None,
+                   laps: PhaseMeter, reused: tuple[Path, ...]
+                   ) -> tuple[ExactResult, Path, dict[str, Any] | None, ClusterResult, list[Path]]:
+    """Exact levels, near (candidates and verification) and clusters, their buckets spread
+    over the workers (each with its share of the memory budget). ``reused``: the earlier run's
+    near pair files, which stand for the pairs among its documents when no template is removed
+    (:mod:`neardup.engine.against`)."""
+    budget = max(1, options.budget // options.workers)
+    exact = run_exact(work, catalog, budget)
+    laps.lap("exact")
+    _step(progress, "near", 0)
+    near_folder, near = run_near(work, config, catalog, exact.survivors(), budget)
+    laps.lap("near_candidates_and_verification")
+    _step(progress, "cluster", 0)
+    near_files = [near_folder / "pairs.bin"]
+    if reused and near is not None and not near["templates"].get("hosts_with_templates", 1):
+        near_files = [*reused, *near_files]
+    record_near_pairs(work.root, near_files)
+    pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin", *near_files]
+    clusters = run_cluster(work, catalog, config.keep, pair_files, budget)
+    laps.lap("cluster")
+    return exact, near_folder, near, clusters, pair_files
 
 
 def _step(progress: Callable[[str, int, int], None] | None, stage: str, done: int) -> None:

@@ -5,10 +5,20 @@ documents allow within the memory budget. The sets of a block's documents are re
 partitions (each partition once per block), then each pair gets its exact resemblance and both
 containments, and the method's own measure (simhash: the Hamming distance; min-hash: the share of
 equal signature slots). Pairs below the resemblance floor are dropped and counted, as in memory.
+Blocks are scored in the worker pool (:func:`neardup.engine.buckets.bucket_map`), each into its
+own file; the files are appended to the output in block order.
+
+Inside :func:`pairs_of_new` (a run ``--against`` an earlier one), pairs between two documents of
+the earlier run are not scored again when no site template is removed (then their scores cannot
+differ from the earlier run's, which supplies them): verification is proportional to the new
+documents.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -17,6 +27,7 @@ import numpy.typing as npt
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig
+from neardup.engine.buckets import append_files, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
@@ -26,8 +37,20 @@ from neardup.engine.workdir import read_array
 from neardup.methods.near import scored_pairs
 from neardup.methods.pairs import Pairs
 
-__all__ = ["verify_candidates"]
+__all__ = ["pairs_of_new", "verify_candidates"]
 
+_OLD = [0]
+
+
+@contextmanager
+def pairs_of_new(old: int) -> Iterator[None]:
+    """Inside, :func:`verify_candidates` skips the pairs of two docs below ``old`` (when no
+    template is removed: see the module's notes)."""
+    _OLD.append(old)
+    try:
+        yield
+    finally:
+        _OLD.pop()
 
 
 def _mean_set_bytes(catalog: Catalog) -> float:
@@ -72,18 +95,57 @@ def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any],
     return scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
 
 
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One block of candidate pairs to score, for a worker."""
+
+    config: DedupConfig
+    catalog: Catalog
+    candidates: Path
+    start: int
+    count: int
+    content: ContentReader | None
+    out: Path
+
+
+def _verify_block(task: _Block) -> int:
+    """Score one block; write the pairs at or above the floor to ``task.out``; their count."""
+    block = np.fromfile(task.candidates, dtype=CANDIDATE, count=task.count,
+                        offset=task.start * CANDIDATE.itemsize)
+    pairs = _score(task.config, task.catalog, block, task.content)
+    kept = pairs.select(pairs.resemblance >= task.config.resemblance_floor)
+    with open(task.out, "wb") as out:
+        out.write(to_records(kept).tobytes())
+    return len(kept)
+
+
 def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, out: BinaryIO,
                       budget: int, content: ContentReader | None = None) -> tuple[int, int]:
     """Score the pairs of ``candidates`` and write those at or above the floor to ``out``;
     returns (candidates, verified)."""
     total = candidates.stat().st_size // CANDIDATE.itemsize
+    if _OLD[-1] and (content is None or not content.active):
+        candidates = _touching_new(candidates, total, _OLD[-1])
+        total = candidates.stat().st_size // CANDIDATE.itemsize
     per_block = max(1024, int(budget / (2 * _mean_set_bytes(catalog))))
+    if bucket_workers() > 1:  # at least two blocks per worker
+        per_block = max(256, min(per_block, -(-total // (2 * bucket_workers()))))
+    tasks = [_Block(config, catalog, candidates, start, min(per_block, total - start), content,
+                    candidates.with_name(f"verified-{index:06d}.bin"))
+             for index, start in enumerate(range(0, total, per_block))]
     verified = 0
-    for start in range(0, total, per_block):
-        block = np.fromfile(candidates, dtype=CANDIDATE, count=min(per_block, total - start),
-                            offset=start * CANDIDATE.itemsize)
-        pairs = _score(config, catalog, block, content)
-        kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
-        out.write(to_records(kept).tobytes())
-        verified += len(kept)
+    for task, kept in zip(tasks, bucket_map(_verify_block, tasks), strict=True):
+        append_files([task.out], out)
+        verified += kept
     return int(total), verified
+
+
+def _touching_new(candidates: Path, total: int, old: int) -> Path:
+    """A copy of the candidate file without the pairs of two old docs (b < ``old``, as a < b)."""
+    path = candidates.with_name("new-" + candidates.name)
+    with open(path, "wb") as out:
+        for start in range(0, total, 1 << 20):
+            block = np.fromfile(candidates, dtype=CANDIDATE, count=min(1 << 20, total - start),
+                                offset=start * CANDIDATE.itemsize)
+            out.write(block[block["b"] >= old].tobytes())
+    return path

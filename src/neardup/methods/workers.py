@@ -9,11 +9,13 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["default_workers", "ignore_interrupts", "ordered_map", "stop_pool"]
+__all__ = ["Mapper", "default_workers", "ignore_interrupts", "ordered_map", "serial_map",
+           "stop_pool", "task_map"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -80,3 +82,40 @@ def ordered_map(
         except BaseException:
             stop_pool(pool)
             raise
+
+
+Mapper = Callable[[Callable[[Any], Any], Iterable[Any]], Iterator[Any]]
+"""``mapper(function, tasks)``: the results of ``function`` over ``tasks``, in task order."""
+
+
+def serial_map(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+    """The :data:`Mapper` of one process."""
+    return map(function, tasks)
+
+
+def task_map(workers: int) -> Mapper:
+    """A :data:`Mapper` over ``workers`` processes (this process alone for one), with at most
+    two tasks per worker in flight (tasks may carry data); the pool lives for one call."""
+    if workers <= 1:
+        return serial_map
+
+    def run(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+        with ProcessPoolExecutor(workers, initializer=ignore_interrupts) as pool:
+            try:
+                yield from _in_flight(pool, function, tasks, 2 * workers)
+            except BaseException:  # Ctrl-C or an error: end the workers now, quietly
+                stop_pool(pool)
+                raise
+    return run
+
+
+def _in_flight(pool: ProcessPoolExecutor, function: Callable[[Any], Any],
+               tasks: Iterable[Any], most: int) -> Iterator[Any]:
+    """The results of ``tasks`` in order, with at most ``most`` submitted and not yet taken."""
+    flight: deque[Future[Any]] = deque()
+    for task in tasks:
+        flight.append(pool.submit(function, task))
+        if len(flight) >= most:
+            yield flight.popleft().result()
+    while flight:
+        yield flight.popleft().result()
