@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +18,9 @@ from hypothesis import strategies as st
 from neardup.cli.dedup import run_dedup
 from neardup.config import ChunkConfig, DedupConfig, SketchConfig, TemplateConfig
 from neardup.engine import EngineOptions, run_engine
+from neardup.engine.buckets import BucketWriter, spread
+from neardup.engine.counting import count_shared, run_pairs, shared_counts
+from neardup.engine.keys import KEYED, keyed
 from neardup.overlap.config import OverlapConfig
 
 TABLES = ("documents", "pairs", "clusters")
@@ -122,3 +126,57 @@ def test_joined_methods_equal_memory_on_generated_sites(
     if not templates:
         config = DedupConfig(method=method, templates=TemplateConfig(enabled=False))
     assert_same(inputs, config, tmp, options)
+
+
+@pytest.mark.parametrize("method", ["sketch", "chunks"])
+def test_joined_methods_never_build_the_runs_prints(method: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The out-of-core near stage reads partitions a piece at a time: building a document's
+    prints object (what the in-memory path holds for every document) fails the run."""
+    import neardup.engine.partition as partition
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the near stage built a per-document prints list")
+
+    inputs = write_sites(tmp_path / "corpus", 60, seed=5)
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=10, bucket_bytes=1024)
+    config = CONFIGS[method]
+    monkeypatch.setattr(partition, "DocumentPrints", refuse)
+    summary = run_engine(inputs, tmp_path / "engine", config, options)
+    assert summary["near"]["verified"] > 0
+    with pytest.raises(AssertionError, match="prints list"):
+        run_engine(inputs, tmp_path / "memory", DedupConfig(method="shingle-paragraphs"),
+                   EngineOptions(work=tmp_path / "work-memory", chunk_docs=10))
+
+
+def test_a_key_shared_by_many_documents_expands_in_bounded_pieces() -> None:
+    docs = np.arange(3000, dtype=np.int64) * 7
+    starts = np.array([0, 2990], dtype=np.int64)
+    lengths = np.array([2990, 10], dtype=np.int64)
+    seen: set[tuple[int, int]] = set()
+    sizes = []
+    for first, second in run_pairs(docs, starts, lengths, piece=5000):
+        sizes.append(first.size)
+        seen.update(zip(first.tolist(), second.tolist(), strict=True))
+    assert max(sizes) < 5000 + 3000
+    assert len(sizes) > 100
+    expected = 2990 * 2989 // 2 + 45
+    assert len(seen) == expected == sum(sizes)
+    assert all(a < b for a, b in list(seen)[:1000])
+
+
+def test_shared_counts_drop_common_keys_and_count_pairs(tmp_path: Path) -> None:
+    writer = BucketWriter(tmp_path / "keys", 4, KEYED)
+    keys = np.array([1, 1, 1, 2, 2, 3, 3, 3, 3, 3], dtype=np.uint64)
+    docs = np.array([0, 1, 2, 0, 1, 0, 1, 2, 3, 4], dtype=np.int64)
+    rows = keyed(keys, docs)
+    writer.add(rows, spread(keys))
+    writer.close()
+    pairs, counts = count_shared(writer, tmp_path / "pairs", 64, limit=4)
+    found = {(a, b): c for chunk in shared_counts(pairs) for a, b, c in zip(*map(list, chunk),
+                                                                              strict=True)}
+    assert found == {(0, 1): 2, (0, 2): 1, (1, 2): 1}
+    assert counts.dropped_keys.tolist() == [3]
+    assert (counts.entries, counts.dropped_entries, counts.triplets) == (5, 5, 4)
+    at_least_two = [c for chunk in shared_counts(pairs, 2) for c in chunk[2].tolist()]
+    assert at_least_two == [2]

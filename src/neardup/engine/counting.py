@@ -22,7 +22,7 @@ import numpy.typing as npt
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.keys import KEYED
 
-__all__ = ["PAIR", "PIECE", "KeyCounts", "count_shared", "key_runs", "shared_counts",
+__all__ = ["PAIR", "PIECE", "KeyCounts", "count_shared", "key_runs", "run_pairs", "shared_counts",
            "sorted_keys"]
 
 PAIR = np.dtype([("a", "<i8"), ("b", "<i8")])
