@@ -22,7 +22,12 @@ from neardup.engine.buckets import BucketWriter, spread
 from neardup.engine.counting import count_shared, run_pairs, shared_counts
 from neardup.engine.keys import KEYED, keyed
 from neardup.overlap.config import OverlapConfig
+from test_blocks import (
+    test_against_equals_one_shot_run_restricted_to_new_documents as against_check,
+)
 
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
 TABLES = ("documents", "pairs", "clusters")
 JOINED = ("sketch", "supershingle", "chunks", "smfa")
 
@@ -180,3 +185,20 @@ def test_shared_counts_drop_common_keys_and_count_pairs(tmp_path: Path) -> None:
     assert (counts.entries, counts.dropped_entries, counts.triplets) == (5, 5, 4)
     at_least_two = [c for chunk in shared_counts(pairs, 2) for c in chunk[2].tolist()]
     assert at_least_two == [2]
+
+
+@needs_data
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["sketch", "sketch-contained", "supershingle", "chunks-drop",
+                                  "smfa"])
+def test_joined_methods_equal_memory_on_shared_warcs(name: str, tmp_path: Path) -> None:
+    inputs = sorted(str(p) for p in DATA.glob("*.gz"))
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=41, bucket_bytes=1024)
+    assert_same(inputs, CONFIGS[name], tmp_path, options)
+
+
+@pytest.mark.parametrize("method", ["sketch", "chunks"])
+def test_against_with_joined_methods_equals_one_shot_run(tmp_path: Path, method: str) -> None:
+    """``--against`` (old partitions reused) with a joined method: the one-shot run over old +
+    new, restricted to what touches a new document (the check of test_blocks.py)."""
+    against_check(tmp_path, method)
