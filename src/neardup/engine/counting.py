@@ -23,7 +23,7 @@ from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spre
 from neardup.engine.keys import KEYED
 
 __all__ = ["PAIR", "PIECE", "KeyCounts", "count_shared", "key_runs", "run_pairs", "shared_counts",
-           "sorted_keys"]
+           "sorted_keys", "star_rows"]
 
 PAIR = np.dtype([("a", "<i8"), ("b", "<i8")])
 PIECE = 1 << 20
@@ -63,6 +63,17 @@ def key_runs(rows: npt.NDArray[np.void]) -> tuple[I64, I64]:
     change[1:] = (rows["key"][1:] != rows["key"][:-1]) | (rows["low"][1:] != rows["low"][:-1])
     starts = np.flatnonzero(change).astype(np.int64)
     return starts, np.diff(np.append(starts, rows.size)).astype(np.int64)
+
+
+def star_rows(rows: npt.NDArray[np.void]) -> tuple[I64, I64, int]:
+    """In sorted rows, each row with an earlier equal (key, low), and the first row of its run
+    (a star per group, as the in-memory methods pair them); also the number of groups."""
+    starts, lengths = key_runs(rows)
+    starts, lengths = starts[lengths > 1], lengths[lengths > 1]
+    heads = np.repeat(starts, lengths - 1)
+    within = np.arange(heads.size, dtype=np.int64) - np.repeat(np.cumsum(lengths - 1)
+                                                               - (lengths - 1), lengths - 1)
+    return heads, heads + 1 + within, int(starts.size)
 
 
 def _kept_runs(rows: npt.NDArray[np.void], limit: int,

@@ -30,7 +30,7 @@ from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.containers import Containers
-from neardup.engine.counting import KeyCounts, count_shared, key_runs, shared_counts, sorted_keys
+from neardup.engine.counting import KeyCounts, count_shared, shared_counts, sorted_keys, star_rows
 from neardup.engine.keys import KEYED, equivalence_rows, supershingle_rows, value_rows
 from neardup.engine.scoring import found_rows
 from neardup.engine.sketchstore import SketchStore
@@ -76,15 +76,11 @@ def _collapse(writer: BucketWriter, collapsed: npt.NDArray[np.bool_],
     groups = members = 0
     for bucket in range(writer.count):
         rows = sorted_keys(writer.folder, bucket)
-        starts, lengths = key_runs(rows)
-        starts, lengths = starts[lengths > 1], lengths[lengths > 1]
-        heads = np.repeat(starts, lengths - 1)
-        others = heads + np.concatenate([np.arange(1, n) for n in lengths.tolist()]
-                                        or [np.empty(0, np.int64)])
+        heads, others, runs = star_rows(rows)
         collapsed[rows["doc"][others]] = True
         out.write(found_rows(rows["doc"][heads], rows["doc"][others], rows["weight"][heads],
                              np.ones(others.size), "shingle-equivalent").tobytes())
-        groups += int(starts.size)
+        groups += runs
         members += int(others.size)
     return groups, members
 

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
-from neardup.engine.counting import key_runs, sorted_keys
+from neardup.engine.counting import sorted_keys, star_rows
 from neardup.engine.keys import KEYED, smfa_rows
 from neardup.engine.partition import read_meta
 from neardup.engine.scoring import found_rows
@@ -81,15 +81,11 @@ def smfa_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
     with open(found, "wb") as out:
         for bucket in range(writer.count):
             rows = sorted_keys(writer.folder, bucket)
-            starts, lengths = key_runs(rows)
-            starts, lengths = starts[lengths > 1], lengths[lengths > 1]
-            members = np.repeat(starts, lengths - 1) + np.concatenate(
-                [np.arange(1, n) for n in lengths.tolist()] or [np.empty(0, np.int64)])
-            heads = np.repeat(starts, lengths - 1)
+            heads, members, runs = star_rows(rows)
             out.write(found_rows(rows["doc"][heads], rows["doc"][members],
                                  rows["weight"][heads]).tobytes())
             pairs += int(members.size)
-            groups += int(starts.size)
+            groups += runs
     parameters: dict[str, object] = {
         "smfa": config.smfa.tag, "fingerprinted": tally.fingerprinted,
         "no_fingerprint": tally.total - tally.fingerprinted - tally.not_html,
