@@ -16,6 +16,7 @@ benchmarks/results/engine_methods.json.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -63,21 +64,28 @@ def _run(source: Path, inputs: list[Path], out: Path, method: str, limit: str) -
             "candidates": near.get("candidates"), "load_average": load_average()}
 
 
-def _outputs(out: Path) -> dict[str, Any]:
-    return {name: pq.read_table(out / f"{name}.parquet").to_pylist()
+def _digest(out: Path) -> str:
+    """SHA-256 of the pairs and clusters tables' rows."""
+    rows = {name: pq.read_table(out / f"{name}.parquet").to_pylist()
             for name in ("pairs", "clusters")}
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
-def _compare(documents: int, inputs: list[Path], method: str, before: Path, after: Path,
-             limits: list[str]) -> dict[str, Any]:
+def _compare(documents: int, inputs: list[Path], method: str, before: Path | None, after: Path,
+             limits: list[str], kept: dict[str, Any]) -> dict[str, Any]:
+    """Before (unless ``before`` is None: the runs in ``kept`` stay) and after, per limit."""
     base = WORK / f"methods-out-{documents}-{method}"
-    runs = {"before": _run(before, inputs, base / "before", method, limits[0])}
-    expected = _outputs(base / "before")
-    shutil.rmtree(base / "before")
+    runs = dict(kept)
+    if before is not None:
+        runs = {"before": _run(before, inputs, base / "before", method, limits[0])}
+        runs["before"]["outputs_sha256"] = _digest(base / "before")
+        shutil.rmtree(base / "before")
     for limit in limits:
         name = f"after_{limit}"
         runs[name] = _run(after, inputs, base / name, method, limit)
-        runs[name]["same_pairs_and_clusters_as_before"] = _outputs(base / name) == expected
+        runs[name]["outputs_sha256"] = _digest(base / name)
+        runs[name]["same_pairs_and_clusters_as_before"] = (
+            runs[name]["outputs_sha256"] == runs["before"]["outputs_sha256"])
         shutil.rmtree(base / name)
     return runs
 
@@ -100,12 +108,14 @@ def main() -> None:
     parser.add_argument("--limits", nargs="+", default=["2G", "512M"],
                         help="--memory-limit of the after runs (the first one also before)")
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--keep-before", action="store_true",
+                        help="re-measure the after runs only, beside the stored before runs")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     largest = max(args.documents)
     corpus = WORK / f"methods-{largest}.jsonl.gz"
     make_corpus(corpus, largest)
-    before = _source(args.before)
+    before = None if args.keep_before else _source(args.before)
     after = _source(args.after) if args.after else REPO_DIR / "src"
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"sizes": {}}
     started = time.perf_counter()
@@ -113,7 +123,8 @@ def main() -> None:
         inputs = [corpus] if documents == largest else _split_files(corpus, documents, 1)
         entry = results["sizes"].setdefault(str(documents), {})
         for method in args.methods:
-            entry[method] = _compare(documents, inputs, method, before, after, args.limits)
+            entry[method] = _compare(documents, inputs, method, before, after, args.limits,
+                                     entry.get(method, {}))
             print(documents, method, json.dumps(entry[method]), flush=True)
     results.update(before_commit=args.before, after_commit=args.after or "working tree",
                    workers=1, method_args=METHOD_ARGS, seconds=round(

@@ -19,7 +19,7 @@ from neardup.cli.dedup import run_dedup
 from neardup.config import ChunkConfig, DedupConfig, SketchConfig, TemplateConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.buckets import BucketWriter, spread
-from neardup.engine.counting import count_shared, run_pairs, shared_counts
+from neardup.engine.counting import count_shared, run_pairs, shared_counts, sorted_keys
 from neardup.engine.keys import KEYED, keyed
 from neardup.overlap.config import OverlapConfig
 from test_blocks import (
@@ -202,3 +202,13 @@ def test_against_with_joined_methods_equals_one_shot_run(tmp_path: Path, method:
     """``--against`` (old partitions reused) with a joined method: the one-shot run over old +
     new, restricted to what touches a new document (the check of test_blocks.py)."""
     against_check(tmp_path, method)
+
+
+def test_sorted_keys_order_by_key_then_document_whatever_the_write_order(tmp_path: Path) -> None:
+    writer = BucketWriter(tmp_path / "keys", 1, KEYED)
+    keys = np.array([5, 2, 5, 2, 9, 5], dtype=np.uint64)
+    writer.add(keyed(keys, np.array([3, 8, 1, 2, 0, 7], dtype=np.int64)), spread(keys))
+    writer.close()
+    rows = sorted_keys(writer.folder, 0)
+    assert list(zip(rows["key"].tolist(), rows["doc"].tolist(), strict=True)) == [
+        (2, 2), (2, 8), (5, 1), (5, 3), (5, 7), (9, 0)]

@@ -50,9 +50,17 @@ class KeyCounts:
 
 
 def sorted_keys(folder: Path, bucket: int) -> npt.NDArray[np.void]:
-    """One bucket's rows sorted by (key, low, doc)."""
+    """One bucket's rows sorted by (key, low, doc). Rows are written in document order, so a
+    stable sort by key (and ``low`` when used) is enough; checked, else a full sort."""
     rows = read_bucket(folder, bucket, KEYED)
-    return rows[np.lexsort((rows["doc"], rows["low"], rows["key"]))]
+    if rows["low"].any():
+        rows = rows[np.lexsort((rows["low"], rows["key"]))]
+    else:
+        rows = rows[np.argsort(rows["key"], kind="stable")]
+    same = (rows["key"][1:] == rows["key"][:-1]) & (rows["low"][1:] == rows["low"][:-1])
+    if np.any(same & (rows["doc"][1:] < rows["doc"][:-1])):
+        rows = rows[np.lexsort((rows["doc"], rows["low"], rows["key"]))]
+    return rows
 
 
 def key_runs(rows: npt.NDArray[np.void]) -> tuple[I64, I64]:
