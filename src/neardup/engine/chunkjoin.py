@@ -70,13 +70,15 @@ def chunks_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
         with_chunks = _route(catalog, survivors, templates, writer)
     limit = config.overlap.drop_common or 0
     threshold = config.overlap.threshold(config.chunks)
-    with meter.phase("pair_expansion"):
+    with meter.phase("expand_sort_runs"):
         pairs, counts = count_shared(writer, folder / "pairs", budget, limit)
     found, total = folder / "found.bin", 0
-    with meter.phase("overlap"), open(found, "wb") as out:
+    with meter.phase("merge_count"), open(found, "wb") as out:
         for a, b, shared in shared_counts(pairs, threshold):
             out.write(found_rows(a, b, shared).tobytes())
             total += int(a.size)
+    meter.phases["expand_sort_runs"]["pairs_expanded"] = counts.triplets
+    meter.phases["merge_count"]["candidates"] = total
     parameters: dict[str, object] = {
         "chunk": config.chunks.spec, "min_shared": threshold,
         "algorithm": config.overlap.algorithm, "documents_with_chunks": with_chunks,
@@ -84,6 +86,6 @@ def chunks_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
         "drop_common": {"limit": config.overlap.drop_common,
                         "chunks_dropped": int(counts.dropped_keys.size),
                         "rows_dropped": counts.dropped_entries},
-        "overlap_pairs": total, "phases": meter.as_dict(),
+        "overlap_pairs": total, "phases": meter.phases,
     }
     return found, total, parameters

@@ -143,9 +143,10 @@ def sketch_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
         with meter.phase("sketch_equivalence"):
             equal = _equivalence(catalog, survivors, store, folder, budget, meter)
             groups, members = _collapse(equal, collapsed, out)
-        with meter.phase("shingle_merging_and_pair_formation"):
+        with meter.phase("shingle_merging"):
             values = _values(config, catalog, survivors & ~collapsed, store.entries, folder,
                              budget)
+        with meter.phase("pair_formation_and_merging"):
             pairs, counts = count_shared(values, folder / "pairs", budget, config.drop_common)
         with meter.phase("estimates"):
             candidates = _select(config, catalog, store, pairs, counts, folder, budget, out)
