@@ -19,7 +19,7 @@ from neardup.engine.candidates import CANDIDATE
 from neardup.engine.pairfiles import PAIR
 from neardup.features import shingles
 from neardup.fingerprints import minhash
-from neardup.pipeline.fingerprint import Fingerprinter
+from neardup.methods.fingerprinter import Fingerprinter
 from test_engine import TABLES, tables, write_corpus
 
 PAIR_FILES = {"exact/pairs.bin": PAIR, "near/pairs.bin": PAIR,

@@ -1,6 +1,6 @@
 """Stage 3, exact levels: identical, then lexically equivalent, then shingle-equivalent.
 
-The same rule as :func:`neardup.pipeline.exact.collapse_exact`, out of core: each level routes
+The same rule as :func:`neardup.methods.exact.collapse_exact`, out of core: each level routes
 (hash, doc) rows of its members to buckets by hash, so that a whole group lands in one bucket;
 in each bucket the smallest doc of a group is its representative and goes on to the next level,
 every other member is paired with it. Documents without tokens take part in the identical level

@@ -1,10 +1,18 @@
-"""Stages 4 and 5 for every method: candidates then verification, out of core where written so.
+"""Stages 4 and 5 for every method: candidates then verification, out of core.
 
-``simhash`` and ``minhash`` run fully out of core (:mod:`neardup.engine.candidates`,
-:mod:`neardup.engine.verify`). The other methods (sketch, supershingle, chunks, smfa,
-shingle-paragraphs) still find their pairs in memory: their survivors' prints are loaded from the
-partitions and handed to the method's own ``find``, which gives exactly the in-memory result but
-holds those prints in this process (see the README's "Large corpora").
+The per-host templates are counted first (:mod:`neardup.engine.templates`), then:
+
+- ``simhash`` and ``minhash``: candidate pairs from bucketed keys
+  (:mod:`neardup.engine.candidates`), verified by :mod:`neardup.engine.verify`;
+- ``sketch``, ``supershingle`` (:mod:`neardup.engine.sketchjoin`), ``chunks``
+  (:mod:`neardup.engine.chunkjoin`) and ``smfa`` (:mod:`neardup.engine.smfajoin`): the method's
+  keys bucketed and joined bucket by bucket (shared counts out of core for the counting
+  methods), the found pairs verified with the method's own columns and rule
+  (:mod:`neardup.engine.scoring`).
+
+``shingle-paragraphs`` (its iterations draw sub-collections over the whole run) and ``chunks``
+with ``write_relations`` (whose tables list every document) still load the survivors' prints
+into this process and call the method's own ``find`` (see the README's "Large corpora").
 
 Writes ``near/pairs.bin`` (pair records), and the method's extra tables as ``near/tables.pkl``.
 """
@@ -13,34 +21,40 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from neardup.cluster.relations import RELATIONS
 from neardup.config import DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
+from neardup.engine.chunkjoin import chunks_found
 from neardup.engine.pairfiles import to_records
 from neardup.engine.partition import read_prints
-from neardup.engine.templates import ContentReader, run_templates
+from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
+from neardup.engine.sketchjoin import sketch_found
+from neardup.engine.smfajoin import smfa_found
+from neardup.engine.templates import ContentReader, run_chunk_templates, run_templates
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, publish_dir
+from neardup.features.templates import TemplateSet
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
 from neardup.pipeline.templates import content_prints
 
-__all__ = ["OUT_OF_CORE", "run_near"]
+__all__ = ["OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
 
 STAGE = "near"
-OUT_OF_CORE = ("simhash", "minhash")
+OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa")
 
 
-def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                 folder: Path, budget: int) -> dict[str, Any]:
-    templates = run_templates(config, catalog, survivors, folder / "templates", budget)
-    content = ContentReader(config, catalog, templates)
+def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                  folder: Path, budget: int, content: ContentReader) -> dict[str, Any]:
+    """simhash, minhash: candidates by bucketed keys, then verification."""
     if config.method == "simhash":
         parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget)
     else:
@@ -53,7 +67,45 @@ def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
         out.flush()
         os.fsync(out.fileno())
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
-            "verification": config.verification, **parameters,
+            **parameters}
+
+
+def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+            folder: Path, budget: int, content: ContentReader,
+            templates: TemplateSet) -> dict[str, Any]:
+    """sketch, supershingle, chunks, smfa: found pairs by the method's key join, verified."""
+    work = folder / "join"
+    rule = resemblance_rule
+    if config.method == "chunks":
+        chunk_templates = run_chunk_templates(config, catalog, survivors, work / "templates",
+                                              budget)
+        templates.chunks = int(sum(values.size for values in chunk_templates.values()))
+        found, candidates, parameters = chunks_found(config, catalog, survivors,
+                                                     chunk_templates, work, budget)
+    elif config.method == "smfa":
+        found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)
+    else:
+        found, candidates, parameters = sketch_found(config, catalog, survivors, work, budget)
+        rule = sketch_rule
+    with open(folder / "pairs.bin", "wb") as out:
+        kept = score_found(config, catalog, content, found, out, budget, rule)
+        out.flush()
+        os.fsync(out.fileno())
+    shutil.rmtree(work)
+    equivalent = int(kept[RELATIONS.index("shingle-equivalent")])
+    return {"candidates": candidates, "verified": int(kept.sum()),
+            "rejected": candidates - (int(kept.sum()) - equivalent), **parameters}
+
+
+def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                 folder: Path, budget: int) -> dict[str, Any]:
+    templates = run_templates(config, catalog, survivors, folder / "templates", budget)
+    content = ContentReader(config, catalog, templates)
+    if config.method in ("simhash", "minhash"):
+        record = _fingerprints(config, catalog, survivors, folder, budget, content)
+    else:
+        record = _joined(config, catalog, survivors, folder, budget, content, templates)
+    return {**record, "verification": config.verification,
             "templates": templates.summary(config.templates)}
 
 
@@ -84,6 +136,11 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
             "templates": templates.summary(config.templates)}
 
 
+def runs_out_of_core(config: DedupConfig) -> bool:
+    """Whether the near stage runs out of core for ``config``."""
+    return config.method in OUT_OF_CORE and not config.write_relations
+
+
 def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
              survivors: npt.NDArray[np.bool_], budget: int) -> tuple[Path, dict[str, Any] | None]:
     """The near stage's folder and its counts (None for method ``exact``)."""
@@ -93,7 +150,7 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
     if (record := work.done(STAGE)) is not None:
         return final, record
     temporary = work.temporary(final)
-    if config.method in OUT_OF_CORE:
+    if runs_out_of_core(config):
         record = _out_of_core(config, catalog, survivors, temporary, budget)
     else:
         record = _in_memory(config, catalog, survivors, temporary)

@@ -3,13 +3,15 @@
 Each exact-level survivor's (host key, shingle) rows are routed by host to buckets on disk, so
 that every row of one host lands in one bucket; each bucket is counted with
 :func:`neardup.features.templates.templates_of_rows`. Only the template sets (small: the frame
-of each large host) stay in memory. :class:`ContentReader` then hands the later stages each
+of each large host) stay in memory (for method ``chunks`` the chunk fingerprints are counted
+the same way, :func:`run_chunk_templates`). :class:`ContentReader` then hands the later stages each
 document's content set (its set without its host's templates) and, for min-hash, the signature
 of that set: the same values as the in-memory path (:mod:`neardup.pipeline.templates`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from neardup._types import I64, U64
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog, Part
-from neardup.engine.partition import read_meta, shingle_slices
+from neardup.engine.partition import read_features, read_meta, shingle_slices
 from neardup.engine.workdir import read_array
 from neardup.features.templates import (
     TemplateSet,
@@ -31,27 +33,41 @@ from neardup.features.templates import (
 )
 from neardup.fingerprints.minhash import MinHash
 
-__all__ = ["ContentReader", "run_templates"]
+__all__ = ["ContentReader", "host_keys", "run_chunk_templates", "run_templates"]
 
 ROW = np.dtype([("host", "<u8"), ("shingle", "<u8")])
 
 
-def _host_keys(part: Part) -> tuple[U64, list[str | None]]:
+def host_keys(part: Part) -> tuple[U64, list[str | None]]:
     hosts = read_meta(part.folder, ["host"]).column("host").to_pylist()
     kept = [hosts[row] for row in part.kept_rows().tolist()]
     return np.array([host_key(h) for h in kept], dtype=np.uint64), kept
 
 
-def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                  folder: Path, budget: int) -> TemplateSet:
-    """The template shingles of every host among the survivors."""
+SetsOf = Callable[[Part, I64], tuple[U64, I64]]
+"""(partition, survivors' rows among its kept rows) -> their value sets as (flat, offsets)."""
+
+
+def _shingle_sets(part: Part, local: I64) -> tuple[U64, I64]:
+    return shingle_slices(part.folder, part.kept_rows()[local])
+
+
+def _chunk_sets(part: Part, local: I64) -> tuple[U64, I64]:
+    stored = read_features(part.folder)
+    rows = part.kept_rows()[local].tolist()
+    sets = [np.asarray(stored[r] if stored[r] is not None else np.empty(0, np.uint32),
+                       dtype=np.uint64) for r in rows]
+    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum([s.size for s in sets], out=offsets[1:])
+    return (np.concatenate(sets) if sets else np.empty(0, np.uint64)), offsets
+
+
+def _count_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                     writer: BucketWriter | None, sets_of: SetsOf) -> TemplateSet:
+    """Route each survivor's (host key, value) rows by host, then count bucket by bucket."""
     found = TemplateSet()
-    shingles = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
-                   for part in catalog.parts)
-    writer = BucketWriter(folder, bucket_count(shingles * ROW.itemsize, budget), ROW) \
-        if config.templates.enabled else None
     for part in catalog.parts:
-        keys, hosts = _host_keys(part)
+        keys, hosts = host_keys(part)
         local = np.flatnonzero(survivors[part.start:part.start + part.count]).astype(np.int64)
         for key, host in zip(keys[local].tolist(), [hosts[i] for i in local.tolist()],
                              strict=True):
@@ -60,10 +76,9 @@ def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
                 found.names.setdefault(key, host.lower())
         if writer is None or local.size == 0:
             continue
-        flat, offsets = shingle_slices(part.folder, part.kept_rows()[local])
-        row_hosts, row_shingles = host_rows(keys[local], flat, offsets)
+        row_hosts, row_values = host_rows(keys[local], *sets_of(part, local))
         rows = np.empty(row_hosts.size, dtype=ROW)
-        rows["host"], rows["shingle"] = row_hosts, row_shingles
+        rows["host"], rows["shingle"] = row_hosts, row_values
         writer.add(rows, spread(row_hosts))
     if writer is None:
         return found
@@ -73,6 +88,27 @@ def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
         found.shingles.update(templates_of_rows(rows["host"], rows["shingle"], found.pages,
                                                 config.templates))
     return found
+
+
+def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                  folder: Path, budget: int) -> TemplateSet:
+    """The template shingles of every host among the survivors."""
+    shingles = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
+                   for part in catalog.parts)
+    writer = BucketWriter(folder, bucket_count(shingles * ROW.itemsize, budget), ROW) \
+        if config.templates.enabled else None
+    return _count_templates(config, catalog, survivors, writer, _shingle_sets)
+
+
+def run_chunk_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                        folder: Path, budget: int) -> dict[int, U64]:
+    """Method ``chunks``: the chunk fingerprints each host repeats on more than the share of
+    its pages (the rule of the shingles, as :mod:`neardup.pipeline.templates` applies it)."""
+    if not config.templates.enabled:
+        return {}
+    stored = sum((part.folder / "features.pkl").stat().st_size for part in catalog.parts)
+    writer = BucketWriter(folder, bucket_count(4 * stored, budget), ROW)
+    return _count_templates(config, catalog, survivors, writer, _chunk_sets).shingles
 
 
 class ContentReader:
@@ -96,7 +132,7 @@ class ContentReader:
         if not self.active:
             return flat, offsets
         if part.name not in self._keys:
-            self._keys[part.name] = _host_keys(part)[0]
+            self._keys[part.name] = host_keys(part)[0]
         keys = self._keys[part.name]
         sentinels = self.catalog.columns(part)["shingle"][local]
         return content_block(flat, offsets, keys[local], sentinels, self.templates)

@@ -1,0 +1,143 @@
+"""Engine methods: ``neardup dedup --method sketch`` and ``--method chunks`` as whole processes,
+before (the near stage loads every survivor's prints) and after (bucketed key joins).
+
+The corpus is scale_corpus.py's (2 to 5 KB documents with planted exact and near copies),
+generated once under benchmarks/work/ at the largest size; smaller sizes take its first
+documents. "Before" runs the source of ``--before``, "after" that of ``--after`` (commits,
+exported with ``git archive`` under benchmarks/work/; default: the working tree), through the
+same ``neardup`` entry point and venv, one after the other per size and method (``--workers
+1``). Recorded per run: wall and CPU seconds, peak RSS (the largest process) and the peak RSS
+of the process tree; pairs and clusters must be equal before and after. Results go to
+benchmarks/results/engine_methods.json.
+
+    python benchmarks/engine_methods.py --documents 100000 300000 --before 6a0f30a --after HEAD
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import time
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from common import REPO_DIR, RESULTS_DIR, environment, load_average, markdown_table
+from scale import NEARDUP, WORK, _split_files, measure
+from scale_corpus import make_corpus
+
+RESULTS = RESULTS_DIR / "engine_methods.json"
+METHODS = ("sketch", "chunks")
+METHOD_ARGS = {"chunks": ["--chunk", "words:8"]}
+"""The corpus's texts are one line each, so chunks are cut by words (T stays the default)."""
+
+
+def _source(commit: str) -> Path:
+    """The ``src`` folder of ``commit``, exported once under benchmarks/work/."""
+    commit = subprocess.run(["git", "-C", str(REPO_DIR), "rev-parse", "--short", commit],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    folder = WORK / f"source-{commit}"
+    if not (folder / "src" / "neardup").is_dir():
+        archive = subprocess.run(["git", "-C", str(REPO_DIR), "archive", commit, "src"],
+                                 check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+    return folder / "src"
+
+
+def _run(source: Path, inputs: list[Path], out: Path, method: str, limit: str) -> dict[str, Any]:
+    shutil.rmtree(out, ignore_errors=True)
+    os.environ["PYTHONPATH"] = str(source)
+    timing = measure([NEARDUP, "dedup", *map(str, inputs), "--out", str(out), "--method",
+                      method, *METHOD_ARGS.get(method, []), "--workers", "1",
+                      "--memory-limit", limit, "--quiet", "--work", str(out / "work")])
+    summary = json.loads((out / "summary.json").read_text())
+    near = summary.get("near", {})
+    return {**timing, "memory_limit": limit, "near_pairs": near.get("verified"),
+            "candidates": near.get("candidates"), "load_average": load_average()}
+
+
+def _digest(out: Path) -> str:
+    """SHA-256 of the pairs and clusters tables' rows."""
+    rows = {name: pq.read_table(out / f"{name}.parquet").to_pylist()
+            for name in ("pairs", "clusters")}
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
+def _compare(documents: int, inputs: list[Path], method: str, before: Path | None, after: Path,
+             limits: list[str], kept: dict[str, Any]) -> dict[str, Any]:
+    """Before (unless ``before`` is None: the runs in ``kept`` stay) and after, per limit."""
+    base = WORK / f"methods-out-{documents}-{method}"
+    runs = dict(kept)
+    if before is not None:
+        runs = {"before": _run(before, inputs, base / "before", method, limits[0])}
+        runs["before"]["outputs_sha256"] = _digest(base / "before")
+        shutil.rmtree(base / "before")
+    for limit in limits:
+        name = f"after_{limit}"
+        runs[name] = _run(after, inputs, base / name, method, limit)
+        runs[name]["outputs_sha256"] = _digest(base / name)
+        runs[name]["same_pairs_and_clusters_as_before"] = (
+            runs[name]["outputs_sha256"] == runs["before"]["outputs_sha256"])
+        shutil.rmtree(base / name)
+    return runs
+
+
+def _table(results: dict[str, Any]) -> str:
+    rows = [(size, method, name, run["memory_limit"], run["wall_s"], run["cpu_s"],
+             run["peak_rss_mb"], run.get("same_pairs_and_clusters_as_before", ""))
+            for size, entry in results["sizes"].items()
+            for method, runs in entry.items() for name, run in runs.items()]
+    return markdown_table(["documents", "method", "code", "--memory-limit", "wall s", "CPU s",
+                           "peak RSS MB", "same output"], rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, nargs="+", required=True)
+    parser.add_argument("--before", required=True, help="commit of the in-memory near stage")
+    parser.add_argument("--after", help="commit of the out-of-core near stage (default: the "
+                        "working tree)")
+    parser.add_argument("--limits", nargs="+", default=["2G", "512M"],
+                        help="--memory-limit of the after runs (the first one also before)")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--keep-before", action="store_true",
+                        help="re-measure the after runs only, beside the stored before runs")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    largest = max(args.documents)
+    corpus = WORK / f"methods-{largest}.jsonl.gz"
+    make_corpus(corpus, largest)
+    before = None if args.keep_before else _source(args.before)
+    after = _source(args.after) if args.after else REPO_DIR / "src"
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"sizes": {}}
+    started = time.perf_counter()
+    for documents in sorted(args.documents):
+        inputs = [corpus] if documents == largest else _split_files(corpus, documents, 1)
+        entry = results["sizes"].setdefault(str(documents), {})
+        for method in args.methods:
+            entry[method] = _compare(documents, inputs, method, before, after, args.limits,
+                                     entry.get(method, {}))
+            print(documents, method, json.dumps(entry[method]), flush=True)
+    results.update(before_commit=args.before, after_commit=args.after or "working tree",
+                   workers=1, method_args=METHOD_ARGS, seconds=round(
+        time.perf_counter() - started, 1), environment=environment(["neardup", "numpy"]))
+    results["markdown"] = _table(results)
+    temporary = RESULTS.with_suffix(".tmp")
+    with open(temporary, "w") as out:
+        out.write(json.dumps(results, indent=2) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    temporary.replace(RESULTS)
+    print(results["markdown"])
+
+
+if __name__ == "__main__":
+    main()
