@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup import errors
 from neardup.engine.spark.session import spark_session
-from neardup.errors import ConfigError, CorruptDataError, NeardupError
+from neardup.errors import ConfigError, NeardupError
 from neardup.index.tables import Matches, PermutedTables
 from neardup.store.batch import (
     QueryPrint,
@@ -67,7 +68,18 @@ def _scan(root: str, chunk: StoredChunk, queries: PermutedTables, k: int) -> _Re
     except NeardupError as error:
         return ("error", type(error).__name__, str(error), None)
     except Exception as error:  # any other failure on an executor: one line, not a trace
-        return ("error", "CorruptDataError", f"{root}: {type(error).__name__}: {error}", None)
+        return ("error", "NeardupError", f"{root}: {type(error).__name__}: {error}", None)
+
+
+def _error(kind: str, line: str) -> NeardupError:
+    """A task's error as the driver raises it: its own class when that takes one line."""
+    found = getattr(errors, kind, None)
+    if isinstance(found, type) and issubclass(found, NeardupError):
+        try:
+            return found(line)
+        except TypeError:           # a class built from several fields (SourceError, ...)
+            pass
+    return NeardupError(line)
 
 
 def merge_pairs(results: list[_Result]) -> Matches:
@@ -75,8 +87,7 @@ def merge_pairs(results: list[_Result]) -> Matches:
     parts = []
     for status, first, second, third in results:
         if status != "ok":
-            error = CorruptDataError if first == "CorruptDataError" else NeardupError
-            raise error(second)
+            raise _error(str(first), str(second))
         parts.append(Matches(np.asarray(first, dtype=np.int64),
                              np.asarray(second, dtype=np.int64),
                              np.asarray(third, dtype=np.int64)))
