@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from neardup.engine.query import SparkOptions, batch_query
-from neardup.engine.spark.query import chunk_size, merge_pairs
+from neardup.engine.spark.query import chunk_size, failure_line, merge_pairs
 from neardup.engine.spark.session import spark_session
 from neardup.errors import ConfigError, CorruptDataError, NeardupError, OutputError
 from neardup.sources import open_sources
@@ -163,3 +163,11 @@ def test_slices_cover_the_store_within_bounds() -> None:
     assert chunk_size(10, 3) == 4
     assert chunk_size(0, 3) == 1
     assert chunk_size(10**9, 2) == 1 << 20
+
+
+def test_a_failed_job_is_named_by_the_workers_error() -> None:
+    trace = ("An exception was thrown from the Python worker:\nTraceback (most recent call "
+             "last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'neardup'\n")
+    assert failure_line(RuntimeError(trace)) == "ModuleNotFoundError: No module named 'neardup'"
+    assert failure_line(RuntimeError("lost executor 1\nmore")) == "lost executor 1"
+    assert failure_line(RuntimeError("")) == "RuntimeError"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
     from neardup.store import Store
 
-__all__ = ["chunk_size", "merge_pairs", "spark_pairs"]
+__all__ = ["chunk_size", "failure_line", "merge_pairs", "spark_pairs"]
 
 I64 = npt.NDArray[np.int64]
 MAX_CHUNK = 1 << 20
@@ -129,12 +130,19 @@ def _scan_store(session: SparkSession, store: Store, prints: list[QueryPrint], k
             results = (context.parallelize(chunks, len(chunks))
                        .map(lambda chunk: _scan(root, chunk, tables.value, k)).collect())
         except Exception as error:  # the job itself failed (a lost executor, a dead JVM)
-            line = str(error).strip().splitlines()[0] if str(error).strip() else ""
             raise ConfigError(f"Spark job on {context.master!r} failed: "
-                              f"{line or type(error).__name__}") from error
+                              f"{failure_line(error)}") from error
         finally:
             tables.unpersist()
     return merge_pairs(results)
+
+
+def failure_line(error: Exception) -> str:
+    """One line for a failed job: the Python error a worker raised (the last ``XError: ...``
+    line of its traceback) when there is one, else the first line of the message."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    raised = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", line)]
+    return raised[-1] if raised else lines[0] if lines else type(error).__name__
 
 
 def _chunks(store: Store, slices: int) -> list[StoredChunk]:
