@@ -1,12 +1,14 @@
 """Manku's batch mode on Spark: the stored fingerprints scanned in parallel chunks.
 
-The driver fingerprints nothing here: it receives the new documents' prints, builds the permuted
-tables over their simhashes once and broadcasts them (the query file is small, the stored file is
-large, as in the paper's MapReduce job). The stored fingerprints are cut into slices
+The driver fingerprints nothing here: it receives the new documents' prints and broadcasts their
+simhashes (as a :class:`PermutedTables`; the query file is small, the stored file is large, as
+in the paper's MapReduce job). The stored fingerprints are cut into slices
 (:func:`neardup.store.batch.stored_chunks`), one Spark task per slice: each memory-maps its
 slice of the segment's arrays on the store's path (a shared file system on a cluster), after
-checking the segment's files against its listing and the manifest, and reports every (query,
-stored document) within ``k`` bits. The driver merges the tasks' pairs, removes any repeat and
+checking the segment's files against its listing and the manifest, and runs
+``PermutedTables.query_batch`` of the broadcast queries against it: the slice sorted under each
+table's permutation, each query looked up by its table prefix, every (query, stored document)
+within ``k`` bits reported once. The driver merges the tasks' pairs, removes any repeat and
 sorts them: the pairs equal those of the store's own ``query_batch``.
 
 The driver opened the store with its checksums verified, and holds the readers' lock while the
@@ -64,7 +66,7 @@ def _scan(root: str, chunk: StoredChunk, queries: PermutedTables, k: int) -> _Re
     """One task: the (query position, stored doc, distance) of one slice, or the error."""
     try:
         values, ids = chunk_fingerprints(Path(root), chunk)
-        found = queries.query_batch(values, k)   # the slice under each table, probed by queries
+        found = queries.query_batch(values, k)   # the slice sorted per table, queries probe it
         return ("ok", found.id, ids[found.query], found.distance)
     except NeardupError as error:
         return ("error", type(error).__name__, str(error), None)
