@@ -19,6 +19,7 @@ from neardup.cli.text_options import extract_options, text_config
 from neardup.cluster.sweeps import lost_and_found_report, most_recent_url
 from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TemplateConfig, TextConfig
 from neardup.document import Document
+from neardup.engine.query import SparkOptions, batch_query, write_matches
 from neardup.errors import SourceError
 from neardup.index.planner import plan
 from neardup.methods.workers import default_workers
@@ -186,8 +187,26 @@ def _query_document(path: str | None, text: str | None) -> Document:
 
 
 @click.command("query")
-@click.argument("file", required=False)
+@click.argument("files", nargs=-1)
 @STORE_OPTION
+@click.option("--batch", is_flag=True,
+              help="Manku's batch mode: every document of FILES... (any input dedup reads: "
+                   "WARC, ARC, JSONL, Parquet, HTML, globs) against the store at once.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="With --batch: scan the stored fingerprints in this "
+                                      "process, or in parallel Spark tasks.")
+@click.option("--spark-master", default="local[2]", show_default=True,
+              help="With --engine spark: the master URL (local[N], spark://..., yarn).")
+@click.option("--partitions", type=click.IntRange(1, 100_000), default=None,
+              help="With --engine spark: slices of the stored fingerprints [default: Spark's "
+                   "parallelism].")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="With --batch: write the matches to this file (.parquet, else JSON lines).")
+@click.option("--workers", type=click.IntRange(0, 256), default=0,
+              help="With --batch: processes that fingerprint the new documents [default: 0 = "
+                   "one per core].")
+@click.option("--media", type=click.Choice(["html", "text", "any"]), default="html",
+              show_default=True, help="With --batch: which responses become documents.")
 @click.option("--text", default=None, help="Query with this text instead of a file.")
 @click.option("--url", default=None, help="Query with the document stored under this URL.")
 @click.option("--k", type=click.IntRange(0, 16), default=None,
@@ -211,16 +230,33 @@ def _query_document(path: str | None, text: str | None) -> Document:
 @click.option("--extract", type=click.Choice(EXTRACTORS), default=None,
               help="Check that the store extracts text this way (a query page is always "
                    "extracted as the store's pages were) [default: the store's].")
-def query_command(file: str | None, store_dir: Path, text: str | None, url: str | None,
+def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url: str | None,
                   k: int | None, resemblance: float | None, containment: float | None,
                   explain: bool, as_json: bool, extract: str | None, cluster: bool,
-                  no_templates: bool, host_templates: bool) -> None:
-    """The stored near-duplicates of FILE (its first document), of --text, or of --url.
+                  no_templates: bool, host_templates: bool,
+                  batch: bool, engine: str, spark_master: str, partitions: int | None,
+                  out: Path | None, workers: int, media: str) -> None:
+    """The stored near-duplicates of FILE (its first document), of --text, or of --url; with
+    --batch, of every document of FILES.
 
     By default: stored documents within --k bits of the query's simhash (Manku's tables). With
     --resemblance or --containment: every stored document sharing a sketch shingle with the
     query, kept when Broder's estimates reach the floors. --url U --cluster: every URL of U's
-    cluster, per sweep."""
+    cluster, per sweep. --batch [--engine spark]: Manku's batch mode, the stored fingerprints
+    scanned in chunks (in parallel Spark tasks with --engine spark)."""
+    if batch:
+        if text is not None or url is not None or resemblance is not None or \
+                containment is not None or cluster or explain or host_templates or not files:
+            raise click.UsageError("--batch takes input FILES... (no --text, --url, sketch "
+                                   "search, --cluster or --explain)")
+        spark = SparkOptions(spark_master, partitions)
+        _batch(files, store_dir, k, engine, spark, out, workers, media, as_json)
+        return
+    if engine != "local" or out is not None:
+        raise click.UsageError("--engine and --out go with --batch")
+    if len(files) > 1:
+        raise click.UsageError("one FILE (or --batch for many)")
+    file = files[0] if files else None
     if host_templates:
         if any(x is not None for x in (file, text, url)):
             raise click.UsageError("--host-templates takes no FILE, --text or --url")
@@ -250,6 +286,36 @@ def query_command(file: str | None, store_dir: Path, text: str | None, url: str 
             matches = store.query(_query_document(file, text), k, explain=explain,
                                   templates=content)
         _render(store, matches, as_json, explain)
+
+
+def _batch(files: tuple[str, ...], store_dir: Path, k: int | None, engine: str,
+           spark: SparkOptions, out: Path | None, workers: int, media: str,
+           as_json: bool) -> None:
+    for path in files:
+        if path != "-" and not Path(path).exists() and "*" not in path:
+            raise SourceError(path, "no such file or directory")
+    reader = open_sources(list(files), media=media)  # type: ignore[arg-type]
+    with open_store(store_dir, read_only=True) as store:
+        report = batch_query(store, reader, k=k, engine=engine,  # type: ignore[arg-type]
+                             spark=spark, workers=workers or default_workers())
+    if out is not None:
+        write_matches(report.matches, out)
+    counts = report.counts()
+    if as_json:
+        matches = [] if out is not None else [m.as_dict() for m in report.matches]
+        click.echo(json.dumps({**counts, "out": None if out is None else str(out),
+                               "rows": matches}, indent=2))
+        return
+    if out is None:
+        for m in report.matches:
+            click.echo(f"query {m.query} {m.query_url or m.query_id}  {m.distance:2d} bits  "
+                       f"{m.relation:9s} doc {m.doc}  {m.url or m.id}")
+    skipped = counts["skipped_records"]
+    click.echo(f"{report.queries:,} queries ({report.indexed:,} with text) against "
+               f"{_count(report.stored, 'stored document')} on {engine}: "
+               f"{len(report.matches):,} matches for "
+               f"{counts['queries_matched']:,} queries; {skipped:,} input records skipped"
+               + ("" if out is None else f"; matches written to {out}"))
 
 
 def _by_url(store_dir: Path, url: str, run: Callable[[], list[StoreMatch]]) -> list[StoreMatch]:
