@@ -28,7 +28,7 @@ import numpy as np
 from neardup.config import DedupConfig
 from neardup.engine.against import old_partitions, restrict_to_new
 from neardup.engine.catalog import Catalog, build_catalog
-from neardup.engine.clusters import run_cluster
+from neardup.engine.clusters import Components, run_cluster
 from neardup.engine.exact import run_exact
 from neardup.engine.fingerprint import (
     FingerprintJob,
@@ -47,7 +47,7 @@ from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 
-__all__ = ["EngineOptions", "run_engine"]
+__all__ = ["EngineOptions", "Executor", "Mapper", "run_engine"]
 
 BASE_RSS = 400 << 20
 """What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
@@ -78,6 +78,28 @@ class EngineOptions:
         if self.bucket_bytes is not None:
             return self.bucket_bytes
         return max(8 << 20, (self.memory_limit - BASE_RSS) // 6)
+
+
+Mapper = Callable[[Callable[[Any], dict[str, Any]], Iterator[Any]], Iterator[dict[str, Any]]]
+"""Runs a stage function over tasks, yielding the results in task order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Executor:
+    """Where the parallel stages run (none of it changes the outputs): ``mapper`` maps the
+    fingerprint tasks, ``near`` replaces :func:`run_near`, ``components`` the cluster stage's
+    union-find. Unset parts run locally (the Spark executor: :mod:`neardup.engine.spark`)."""
+
+    name: str = "local"
+    mapper: Callable[[int], Mapper] | None = None
+    near: Callable[..., tuple[Path, dict[str, Any] | None]] | None = None
+    components: Components | None = None
+    about: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Written to the summary's ``engine`` section under ``name``."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("Executor.name must not be empty")
 
 
 def _spool_stdin(work: Path) -> str:
@@ -111,8 +133,7 @@ def _identity(config: DedupConfig, paths: list[str], media: str,
     return identity
 
 
-def _mapper(workers: int) -> Callable[[Callable[[Any], dict[str, Any]], Iterator[Any]],
-                                      Iterator[dict[str, Any]]]:
+def _mapper(workers: int) -> Mapper:
     """Runs tasks in ``workers`` processes, in order, with at most two per worker in flight
     (the tasks may carry data: dealt line blocks)."""
     def run(function: Callable[[Any], dict[str, Any]],
@@ -160,12 +181,13 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
                media: Media = "html", fmt: str = "parquet",
                progress: Callable[[str, int, int], None] | None = None,
-               against: Path | None = None) -> dict[str, Any]:
+               against: Path | None = None, executor: Executor | None = None) -> dict[str, Any]:
     """Run every stage (skipping those already done in ``options.work``); returns the summary
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
     new ones (:mod:`neardup.engine.against`)."""
     started, laps = time.perf_counter(), StageLaps()
+    executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
     expansion = SourceStats()
@@ -180,7 +202,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
-    records = run_fingerprint(work, jobs, _mapper(options.workers), report,
+    records = run_fingerprint(work, jobs, (executor.mapper or _mapper)(options.workers), report,
                               workers=options.workers)
     laps.lap("read_extract_fingerprint")
     _step(progress, "exact", 0)
@@ -188,12 +210,14 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     exact = run_exact(work, catalog, options.budget)
     laps.lap("exact")
     _step(progress, "near", 0)
-    near_folder, near = run_near(work, config, catalog, exact.survivors(), options.budget)
+    near_folder, near = (executor.near or run_near)(work, config, catalog, exact.survivors(),
+                                                    options.budget)
     laps.lap("near_candidates_and_verification")
     _step(progress, "cluster", 0)
     pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin",
                   near_folder / "pairs.bin"]
-    clusters = run_cluster(work, catalog, config.keep, pair_files, options.budget)
+    clusters = run_cluster(work, catalog, config.keep, pair_files, options.budget,
+                           executor.components)
     laps.lap("cluster")
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
@@ -209,6 +233,9 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     _step(progress, "outputs", 1)
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
                        clusters.stats, options)
+    summary["engine"]["executor"] = executor.name
+    if executor.about:
+        summary["engine"][executor.name] = executor.about
     if decided is not None:
         summary["against"] = {"run": str(against), "old_documents": old,
                               "new_documents": catalog.documents - old, **decided}
