@@ -102,15 +102,23 @@ def _converge(pairs: DataFrame) -> tuple[DataFrame, int]:
     """The star edges (leaf, centre) of ``pairs``' components, and the rounds taken."""
     from pyspark.sql import functions as F
 
-    edges = (pairs.where(F.col("a") != F.col("b"))
-             .select(F.greatest("a", "b").alias("hi"), F.least("a", "b").alias("lo"))
-             .distinct().checkpoint())
+    edges = _saved(pairs.where(F.col("a") != F.col("b"))
+                   .select(F.greatest("a", "b").alias("hi"), F.least("a", "b").alias("lo"))
+                   .distinct())
     rounds = 0
     while True:
         rounds += 1
-        edges = _small_star(_large_star(edges)).checkpoint()
+        edges = _saved(_small_star(_large_star(edges)))
         if _stars(edges):
             return edges, rounds
+
+
+def _saved(edges: DataFrame) -> DataFrame:
+    """``edges`` computed once, checkpointed (the plan restarts from the files)."""
+    cached = edges.persist()
+    saved = cached.checkpoint()
+    cached.unpersist()
+    return saved
 
 
 def _open(folder: Path, name: str, dtype: Any, count: int) -> np.memmap[Any, Any]:
