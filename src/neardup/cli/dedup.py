@@ -53,6 +53,7 @@ SECTIONS = {
                                             "min_chars", "iterations", "write_relations"),
     "Running": ("workers", "work", "memory_limit", "partition_docs", "against", "quiet",
                 "help"),
+    "Engine": ("engine", "spark_master", "partitions"),
 }
 """The headings of ``neardup dedup --help``."""
 
@@ -204,11 +205,21 @@ def run_dedup(
 @click.option("--write-relations", is_flag=True,
               help="chunks: also write S&GM98's FPrint-DocID relation (fprint_docid) and the URL "
                    "and server maps (url_map, server_map) as tables.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True,
+              help="Run the stages in local worker processes, or as Apache Spark jobs (extra "
+                   "'spark'; same outputs; see docs/spark.md).")
+@click.option("--spark-master", default="local[2]", show_default=True,
+              help="--engine spark: the Spark master (local[N], yarn, spark://HOST:PORT...).")
+@click.option("--partitions", type=click.IntRange(1, None), default=None,
+              help="--engine spark: shuffle partitions of the Spark stages [default: twice "
+                   "Spark's default parallelism].")
 @PRESET_OPTION
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, fmt: str,
                   workers: int, quiet: bool, work: Path | None, memory_limit: str,
-                  partition_docs: int, against: Path | None, **options: Any) -> None:
+                  partition_docs: int, against: Path | None, engine: str, spark_master: str,
+                  partitions: int | None, **options: Any) -> None:
     """Find exact and near-duplicate documents in INPUTS (WARC, ARC, JSONL, Parquet, HTML/text
     files or directories; - for stdin) and write the clusters to --out.
 
@@ -224,18 +235,23 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
     name = options.pop("preset")
     config = (preset_dedup_config(name, options, overlap_fields(options)["overlap"].memory_limit)
               if name else config_from_options(options))
-    engine = EngineOptions(work=work or out / WORK_DIR,
+    running = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
                            replace_other=work is None)
     try:
         with stage_progress(False if quiet else None) as progress:
-            summary = run_engine(list(inputs), out, config, engine,
-                                 media=media,  # type: ignore[arg-type]
-                                 fmt=fmt, progress=progress, against=against)
+            if engine == "spark":
+                summary = _run_spark(list(inputs), out, config, running, spark_master,
+                                     partitions, media=media, fmt=fmt, progress=progress,
+                                     against=against)
+            else:
+                summary = run_engine(list(inputs), out, config, running,
+                                     media=media,  # type: ignore[arg-type]
+                                     fmt=fmt, progress=progress, against=against)
     except KeyboardInterrupt:
         exit_interrupted(f"no table written to {out}; the finished steps stay in "
-                         f"{engine.work}, and the same command resumes from them")
+                         f"{running.work}, and the same command resumes from them")
     if not summary["documents"]:
         raise NoDocumentsError(no_documents_message(summary))
     if name:
@@ -244,6 +260,16 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
         summary = record_preset(out, summary, preset(name))
     if not quiet:
         click.echo(render_summary(summary, out))
+
+
+def _run_spark(inputs: list[str], out: Path, config: DedupConfig, running: Any, master: str,
+               partitions: int | None, **keywords: Any) -> dict[str, Any]:
+    """The run on Spark (imported only then: PySpark is an optional extra)."""
+    from neardup.engine.spark.run import SparkOptions, run_spark
+
+    summary: dict[str, Any] = run_spark(inputs, out, config, running,
+                                        SparkOptions(master, partitions), **keywords)
+    return summary
 
 
 def config_from_options(options: dict[str, Any]) -> DedupConfig:

@@ -14,7 +14,7 @@ Writes ``cluster/labels.npy``, ``cluster/kept.npy`` (the survivor of each doc's 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,14 @@ from neardup.engine.pairfiles import PAIR
 from neardup.engine.partition import read_meta
 from neardup.engine.workdir import WorkDir, publish_dir
 
-__all__ = ["ClusterResult", "pair_blocks", "run_cluster"]
+__all__ = ["ClusterResult", "Components", "pair_blocks", "run_cluster"]
 
 STAGE = "cluster"
 _BLOCK = 1 << 20
+
+Components = Callable[[Path, int, list[Path]], npt.NDArray[Any]]
+"""Writes ``labels.npy`` (each doc's smallest component member) and ``strongest.npy`` into a
+folder for ``count`` docs and the pair files; returns the labels (memory-mapped)."""
 
 
 def pair_blocks(files: list[Path]) -> Iterator[npt.NDArray[Any]]:
@@ -162,12 +166,12 @@ def _stats(labels: npt.NDArray[Any], sizes: npt.NDArray[Any],
 
 
 def run_cluster(work: WorkDir, catalog: Catalog, policy: KeepPolicy, files: list[Path],
-                budget: int) -> ClusterResult:
+                budget: int, components: Components | None = None) -> ClusterResult:
     final = work.root / STAGE
     if (record := work.done(STAGE)) is not None:
         return ClusterResult(final, record)
     temporary = work.temporary(final)
-    labels = _components(temporary, catalog.documents, files)
+    labels = (components or _components)(temporary, catalog.documents, files)
     sizes = _sizes(temporary, labels)
     _keep(catalog, policy, temporary, labels, sizes, budget)
     kept = np.load(temporary / "kept.npy", mmap_mode="r")

@@ -32,7 +32,7 @@ from neardup.engine.against import (
 )
 from neardup.engine.buckets import parallel_buckets
 from neardup.engine.catalog import Catalog, build_catalog
-from neardup.engine.clusters import ClusterResult, run_cluster
+from neardup.engine.clusters import ClusterResult, Components, run_cluster
 from neardup.engine.exact import ExactResult, run_exact
 from neardup.engine.fingerprint import (
     FingerprintJob,
@@ -46,13 +46,13 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.verify import pairs_of_new
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.methods.pairs import Pairs
-from neardup.methods.workers import task_map
+from neardup.methods.workers import Mapper, task_map
 from neardup.overlap.phases import PhaseMeter
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 
-__all__ = ["EngineOptions", "run_engine"]
+__all__ = ["EngineOptions", "Executor", "run_engine"]
 
 BASE_RSS = 400 << 20
 """What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
@@ -83,6 +83,26 @@ class EngineOptions:
         if self.bucket_bytes is not None:
             return self.bucket_bytes
         return max(8 << 20, (self.memory_limit - BASE_RSS) // 6)
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class Executor:
+    """Where the parallel stages run (none of it changes the outputs): ``mapper`` maps the
+    fingerprint tasks, ``near`` replaces :func:`run_near`, ``components`` the cluster stage's
+    union-find. Unset parts run locally (the Spark executor: :mod:`neardup.engine.spark`)."""
+
+    name: str = "local"
+    mapper: Callable[[int], Mapper] | None = None
+    near: Callable[..., tuple[Path, dict[str, Any] | None]] | None = None
+    components: Components | None = None
+    about: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Written to the summary's ``engine`` section under ``name``."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("Executor.name must not be empty")
 
 
 def _spool_stdin(work: Path) -> str:
@@ -134,12 +154,13 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
                media: Media = "html", fmt: str = "parquet",
                progress: Callable[[str, int, int], None] | None = None,
-               against: Path | None = None) -> dict[str, Any]:
+               against: Path | None = None, executor: Executor | None = None) -> dict[str, Any]:
     """Run every stage (skipping those already done in ``options.work``); returns the summary
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
     new ones (:mod:`neardup.engine.against`)."""
     started, laps = time.perf_counter(), PhaseMeter()
+    executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
     expansion = SourceStats()
@@ -154,7 +175,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
-    records = run_fingerprint(work, jobs, task_map(options.workers), report,
+    records = run_fingerprint(work, jobs, (executor.mapper or task_map)(options.workers), report,
                               workers=options.workers)
     laps.lap("read_extract_fingerprint")
     _step(progress, "exact", 0)
@@ -164,7 +185,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
                                              catalog.parts[:len(old_parts)]]) if against else None
     with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0):
         exact, near_folder, near, clusters, pair_files = _bucket_stages(
-            work, config, catalog, options, progress, laps, reuse or ())
+            work, config, catalog, options, progress, laps, reuse or (), executor)
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
@@ -178,6 +199,9 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     _step(progress, "outputs", 1)
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
                        clusters.stats, options)
+    summary["engine"]["executor"] = executor.name
+    if executor.about:
+        summary["engine"][executor.name] = executor.about
     if decided is not None:
         summary["against"] = {"run": str(against), "old_documents": old,
                               "new_documents": catalog.documents - old, **decided}
@@ -189,7 +213,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
 
 def _bucket_stages(work: WorkDir, config: DedupConfig, catalog: Catalog, options: EngineOptions,
                    progress: Callable[[str, int, int], None] | None,
-                   laps: PhaseMeter, reused: tuple[Path, ...]
+                   laps: PhaseMeter, reused: tuple[Path, ...], executor: Executor
                    ) -> tuple[ExactResult, Path, dict[str, Any] | None, ClusterResult, list[Path]]:
     """Exact levels, near (candidates and verification) and clusters, their buckets spread
     over the workers (each with its share of the memory budget). ``reused``: the earlier run's
@@ -199,7 +223,8 @@ def _bucket_stages(work: WorkDir, config: DedupConfig, catalog: Catalog, options
     exact = run_exact(work, catalog, budget)
     laps.lap("exact")
     _step(progress, "near", 0)
-    near_folder, near = run_near(work, config, catalog, exact.survivors(), budget)
+    near_folder, near = (executor.near or run_near)(work, config, catalog, exact.survivors(),
+                                                    budget)
     laps.lap("near_candidates_and_verification")
     _step(progress, "cluster", 0)
     near_files = [near_folder / "pairs.bin"]
@@ -207,7 +232,7 @@ def _bucket_stages(work: WorkDir, config: DedupConfig, catalog: Catalog, options
         near_files = [*reused, *near_files]
     record_near_pairs(work.root, near_files)
     pair_files = [_revisit_pairs(work, catalog), exact.folder / "pairs.bin", *near_files]
-    clusters = run_cluster(work, catalog, config.keep, pair_files, budget)
+    clusters = run_cluster(work, catalog, config.keep, pair_files, budget, executor.components)
     laps.lap("cluster")
     return exact, near_folder, near, clusters, pair_files
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neardup.errors import ConfigError
@@ -41,8 +43,14 @@ def spark_session(master: str = "local[2]", partitions: int | None = None,
     _check_runtime()
     from pyspark.sql import SparkSession
 
+    if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        os.environ["PYSPARK_PYTHON"] = sys.executable  # the driver's interpreter and packages
+
+    logging = f"-Dlog4j.configurationFile={Path(__file__).with_name('log4j2.properties')}"
     builder = (SparkSession.builder.master(master).appName(APP_NAME)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.extraJavaOptions", logging)
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     if partitions is not None:
         builder = builder.config("spark.sql.shuffle.partitions", str(partitions))

@@ -1,0 +1,156 @@
+"""Spark: ``neardup dedup --engine spark --spark-master local[2]`` beside the local engine.
+
+The corpus is the engine benchmark's (scale_corpus.py: 2 to 5 KB documents with planted exact
+and near copies, generated once under benchmarks/work/ as benchmarks/scale.py does). For each
+method, the local engine (``--workers 2``) and the Spark engine (``local[2]``) run as whole
+processes over it, interleaved, ``--repeat`` times each; recorded per run: wall seconds, CPU
+seconds of the whole process tree (the JVM and Spark's Python workers included: every process
+of the tree is sampled every 50 ms from /proc and its last user+system time kept), and the peak
+RSS summed over the tree. The two runs' tables must be identical (checked after each pair).
+Results go to benchmarks/results/spark.json, keyed by size.
+
+    python benchmarks/spark.py --documents 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from common import BENCHMARKS_DIR, RESULTS_DIR, environment, load_average
+from scale_corpus import make_corpus
+
+WORK = BENCHMARKS_DIR / "work"
+RESULTS = RESULTS_DIR / "spark.json"
+NEARDUP = str(Path(sys.executable).with_name("neardup"))
+TICKS = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                found.extend(int(child) for child in children.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _tree(pid: int) -> list[int]:
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        queue.extend(_children(current))
+    return found
+
+
+def _sample(pid: int) -> tuple[float, int]:
+    """(own user+system seconds, resident bytes) of one process, or (0, 0) once gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/statm") as statm:
+            resident = int(statm.read().split()[1]) * PAGE
+    except (OSError, IndexError):
+        return 0.0, 0
+    return (int(fields[11]) + int(fields[12])) / TICKS, resident
+
+
+def measure(command: Sequence[str]) -> dict[str, Any]:
+    """Run ``command``; wall seconds, CPU seconds and peak RSS of its whole process tree."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cpu: dict[int, float] = {}
+    peak = 0
+    while process.poll() is None:
+        resident = 0
+        for pid in _tree(process.pid):
+            seconds, rss = _sample(pid)
+            cpu[pid] = max(cpu.get(pid, 0.0), seconds)
+            resident += rss
+        peak = max(peak, resident)
+        time.sleep(0.05)
+    wall = time.perf_counter() - started
+    errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if process.returncode:
+        raise SystemExit(f"{' '.join(command)}: exit status {process.returncode}\n{errors}")
+    return {"wall_s": round(wall, 2), "cpu_s": round(sum(cpu.values()), 2),
+            "peak_tree_rss_mb": round(peak / 2**20, 1), "processes": len(cpu)}
+
+
+def run(engine: str, corpus: Path, method: str, memory: str) -> dict[str, Any]:
+    out = WORK / f"spark-bench-{engine}-{method}"
+    shutil.rmtree(out, ignore_errors=True)
+    command = [NEARDUP, "dedup", str(corpus), "--out", str(out), "--method", method,
+               "--memory-limit", memory, "--quiet", "--work", str(out / "work")]
+    command += (["--engine", "spark", "--spark-master", "local[2]"] if engine == "spark"
+                else ["--workers", "2"])
+    timing = measure(command)
+    summary = json.loads((out / "summary.json").read_text())
+    return {**timing, "stage_seconds": summary["seconds"], "documents": summary["documents"],
+            "clusters": summary["clusters"], "duplicates": summary["duplicates"],
+            "load_average": load_average()}
+
+
+def same_tables(method: str) -> bool:
+    folders = [WORK / f"spark-bench-{engine}-{method}" for engine in ("local", "spark")]
+    return all(pq.read_table(folders[0] / f"{name}.parquet").equals(
+        pq.read_table(folders[1] / f"{name}.parquet"))
+        for name in ("documents", "pairs", "clusters"))
+
+
+def compare(corpus: Path, method: str, repeat: int, memory: str) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"local": [], "spark": []}
+    identical = []
+    for _ in range(repeat):
+        for engine in ("local", "spark"):
+            runs[engine].append(run(engine, corpus, method, memory))
+        identical.append(same_tables(method))
+    medians = {engine: {key: statistics.median(r[key] for r in found)
+                        for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")}
+               for engine, found in runs.items()}
+    for engine in runs:
+        shutil.rmtree(WORK / f"spark-bench-{engine}-{method}", ignore_errors=True)
+    return {"runs": runs, "median": medians, "identical_tables": all(identical)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--methods", default="minhash,simhash")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--memory-limit", default="2G")
+    args = parser.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    corpus = WORK / f"scale-{args.documents}.jsonl.gz"  # as benchmarks/scale.py names it
+    make_corpus(corpus, args.documents)
+    found = {method: compare(corpus, method, args.repeat, args.memory_limit)
+             for method in args.methods.split(",")}
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results[str(args.documents)] = {"documents": args.documents, "methods": found,
+                                    "cores": os.cpu_count(),
+                                    "environment": environment(["neardup", "pyspark"]),
+                                    "load_average_after": load_average()}
+    temporary = RESULTS.with_suffix(".tmp")
+    temporary.write_text(json.dumps(results, indent=2) + "\n")
+    os.replace(temporary, RESULTS)
+    for method, entry in found.items():
+        print(method, json.dumps(entry["median"]), "identical:", entry["identical_tables"])
+
+
+if __name__ == "__main__":
+    main()

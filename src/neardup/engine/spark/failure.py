@@ -1,0 +1,45 @@
+"""A Spark failure as one line naming its cause.
+
+A job that fails on an executor reaches the driver as a Java exception whose text holds the
+executor's Python traceback or the scheduler's reason (a lost executor, a task failing too many
+times); :func:`failure_line` picks the line that names the cause.
+"""
+
+from __future__ import annotations
+
+import re
+
+from neardup.errors import NeardupError
+
+__all__ = ["SparkJobError", "failure_line", "is_spark_error"]
+
+
+class SparkJobError(NeardupError):
+    """A Spark job failed; the message is one line naming the cause."""
+
+
+_PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$")
+_REASON = re.compile(r"Job aborted due to stage failure: (.+?)(?:$| Most recent failure| Driver)")
+
+
+def is_spark_error(error: BaseException) -> bool:
+    """Whether ``error`` comes from Spark or its Java gateway (not from neardup itself)."""
+    module = type(error).__module__
+    return module.startswith(("py4j", "pyspark"))
+
+
+def failure_line(error: BaseException) -> str:
+    """One line naming why a Spark job failed."""
+    text = str(error)
+    python = [match for line in text.splitlines()
+              if (match := _PYTHON_ERROR.match(line.strip())) and "py4j" not in line
+              and "org.apache" not in line]
+    if python:
+        name, message = python[-1].groups()
+        return f"Spark task failed: {name}: {message}"
+    reason = _REASON.search(text)
+    if reason:
+        return f"Spark job failed: {reason.group(1).strip()}"
+    first = next((line.strip() for line in text.splitlines() if line.strip()),
+                 type(error).__name__)
+    return f"Spark failed: {first[:300]}"

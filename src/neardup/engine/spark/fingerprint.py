@@ -1,0 +1,57 @@
+"""Stage 1 on Spark: the fingerprint tasks of the local engine, mapped by Spark tasks.
+
+The driver lists the input splits exactly as the local engine does (the same files, blocks and
+dealt line blocks, so the same partitions and document numbers); each Spark task runs
+:func:`neardup.engine.fingerprint.fingerprint_task` on one split or block: it reads whole files
+with the project's own readers and writes its partitions into the work directory, which must be
+on a file system every executor shares with the driver. Only the small split records (sizes,
+source counts, error lines) come back. Tasks are submitted in waves of at most
+``WAVE_TASKS`` per core and ``WAVE_BYTES`` of dealt lines, so the line blocks of a dealt file
+(which carry their lines) are never all held by the driver; a Spark task runs a few of them in
+turn (many small files make many small tasks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from neardup.engine.fingerprint import BlockTask
+from neardup.methods.workers import Mapper
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["spark_mapper"]
+
+WAVE_TASKS = 32
+WAVE_BYTES = 256 << 20
+
+
+def _waves(tasks: Iterator[Any], most: int) -> Iterator[list[Any]]:
+    """``tasks`` in lists of at most ``most`` tasks and about ``WAVE_BYTES`` of dealt lines."""
+    wave: list[Any] = []
+    carried = 0
+    for task in tasks:
+        wave.append(task)
+        carried += len(task.block.data) if isinstance(task, BlockTask) else 0
+        if len(wave) >= most or carried >= WAVE_BYTES:
+            yield wave
+            wave, carried = [], 0
+    if wave:
+        yield wave
+
+
+def spark_mapper(session: SparkSession) -> Callable[[int], Mapper]:
+    """A mapper for :func:`neardup.engine.fingerprint.run_fingerprint` whose tasks run on Spark
+    (the ``workers`` argument of the local mapper is ignored: Spark's parallelism counts)."""
+    context = session.sparkContext
+    cores = max(1, context.defaultParallelism)
+
+    def make(_workers: int) -> Mapper:
+        def run(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+            for wave in _waves(iter(tasks), WAVE_TASKS * cores):
+                slices = min(len(wave), 2 * cores)
+                yield from context.parallelize(wave, slices).map(function).collect()
+        return run
+    return make

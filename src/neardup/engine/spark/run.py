@@ -1,0 +1,90 @@
+"""A batch run with its parallel stages on Spark: ``neardup dedup --engine spark``.
+
+The run is :func:`neardup.engine.run.run_engine` with a Spark :class:`Executor`: fingerprinting
+(:mod:`.fingerprint`), candidates and verification for simhash and minhash (:mod:`.near`) and
+connected components (:mod:`.components`) run as Spark jobs; the stages whose result must be
+exactly the local one and that are bounded on the driver run there with the local engine's
+functions (catalog and revisit links, exact levels, templates, the in-memory near methods, the
+keep policy, the output writer). Work files stay in the run's work directory, which must be on a
+file system the executors share with the driver. Outputs, document numbers and summary (but its
+``engine`` and ``seconds``) equal those of the local engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from neardup.config import DedupConfig
+from neardup.engine.run import EngineOptions, Executor, run_engine
+from neardup.engine.spark.components import spark_components
+from neardup.engine.spark.failure import SparkJobError, failure_line, is_spark_error
+from neardup.engine.spark.fingerprint import spark_mapper
+from neardup.engine.spark.near import spark_near
+from neardup.engine.spark.session import spark_session
+from neardup.sources.context import Media
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkOptions", "run_in_session", "run_spark", "spark_executor"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SparkOptions:
+    """Where and how wide the Spark stages run."""
+
+    master: str = "local[2]"
+    partitions: int | None = None
+    """Shuffle partitions (None: twice Spark's default parallelism)."""
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.master:
+            raise ValueError("SparkOptions.master must not be empty")
+        if self.partitions is not None and self.partitions < 1:
+            raise ValueError(f"SparkOptions.partitions={self.partitions!r}: must be >= 1")
+
+
+def spark_executor(session: SparkSession, partitions: int) -> Executor:
+    """The stages of a run on ``session``, shuffling into ``partitions`` partitions."""
+    context = session.sparkContext
+    return Executor("spark", spark_mapper(session), spark_near(context, partitions),
+                    spark_components(session),
+                    {"master": context.master, "parallelism": context.defaultParallelism,
+                     "partitions": partitions})
+
+
+def run_spark(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions,
+              spark: SparkOptions, *, media: Media = "html", fmt: str = "parquet",
+              progress: Callable[[str, int, int], None] | None = None,
+              against: Path | None = None) -> dict[str, Any]:
+    """Run every stage with Spark on ``spark.master``; returns the summary. A failed Spark job
+    raises :class:`SparkJobError` with one line naming its cause."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
+        with spark_session(spark.master, spark.partitions, dict(spark.settings)) as session:
+            return run_in_session(session, inputs, out, config, options, spark.partitions,
+                                  media=media, fmt=fmt, progress=progress, against=against)
+
+
+def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: DedupConfig,
+                   options: EngineOptions, partitions: int | None = None,
+                   **keywords: Any) -> dict[str, Any]:
+    """:func:`run_spark` on a session already open (``keywords``: those of ``run_engine``)."""
+    parallelism = session.sparkContext.defaultParallelism
+    partitions = partitions or 2 * parallelism
+    session.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    executor = spark_executor(session, partitions)
+    options = dataclasses.replace(options, workers=max(1, parallelism))
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
+            return run_engine(inputs, out, config, options, executor=executor, **keywords)
+    except Exception as error:
+        if is_spark_error(error):
+            raise SparkJobError(failure_line(error)) from error
+        raise

@@ -1,0 +1,194 @@
+"""``dedup --engine spark`` on a real local[2] Spark gives exactly the local engine's outputs:
+pair by pair, cluster by cluster, survivor by survivor, with the same source counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from neardup.config import DedupConfig
+from neardup.engine import EngineOptions, run_engine
+from neardup.errors import SourceError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installed")
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+WARC = SHARED / "warc"
+PAGES = SHARED / "html" / "trafilatura-eval" / "pages"
+TABLES = ("documents", "pairs", "clusters")
+METHODS = ("simhash", "minhash", "sketch", "chunks")
+needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+                                reason="no Java runtime for Spark")
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    """One local[2] Spark session for the module (starting a JVM takes seconds)."""
+    from neardup.engine.spark.session import spark_session
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime for Spark")
+    with spark_session("local[2]", 4) as session:
+        yield session
+
+
+def _tables(folder: Path) -> dict[str, Any]:
+    return {name: pq.read_table(folder / f"{name}.parquet") for name in TABLES}
+
+
+TIMINGS = {"seconds", "engine", "phases"}
+"""Summary keys that hold timings or say how the run executed (not what it found)."""
+
+
+def _without_timings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_timings(item) for key, item in value.items() if key not in TIMINGS}
+    return value
+
+
+def _summary(folder: Path) -> dict[str, Any]:
+    summary: dict[str, Any] = _without_timings(json.loads((folder / "summary.json").read_text()))
+    return summary
+
+
+def assert_same(spark: SparkSession, inputs: list[str], config: DedupConfig, tmp: Path,
+                chunk_docs: int = 10_000) -> dict[str, Any]:
+    """Run both engines; every table and the summary (but timings and engine) must be equal."""
+    from neardup.engine.spark.run import run_in_session
+
+    run_engine(inputs, tmp / "local", config,
+               EngineOptions(work=tmp / "local-work", chunk_docs=chunk_docs))
+    summary = run_in_session(spark, inputs, tmp / "spark", config,
+                             EngineOptions(work=tmp / "spark-work", chunk_docs=chunk_docs))
+    local, distributed = _tables(tmp / "local"), _tables(tmp / "spark")
+    for name in TABLES:
+        assert distributed[name].num_rows == local[name].num_rows, name
+        assert distributed[name].equals(local[name]), name
+    assert _summary(tmp / "spark") == _summary(tmp / "local")
+    assert summary["engine"]["executor"] == "spark"
+    return summary
+
+
+def _warc_inputs() -> list[str]:
+    if not WARC.is_dir():
+        pytest.skip(f"shared data absent: {WARC}")
+    return sorted(str(path) for path in [*WARC.iterdir(), *(WARC / "malformed").iterdir()]
+                  if path.is_file())
+
+
+@needs_java
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_every_warc_file_and_the_trafilatura_pages(spark: SparkSession, tmp_path: Path,
+                                                   method: str) -> None:
+    if not PAGES.is_dir():
+        pytest.skip(f"shared data absent: {PAGES}")
+    inputs = [*_warc_inputs(), str(PAGES)]
+    summary = assert_same(spark, inputs, DedupConfig(method=method), tmp_path, chunk_docs=300)
+    assert summary["documents"] > 1000
+    assert summary["sources"]["errors"], "the malformed files are counted, not fatal"
+    assert summary["clusters"] > 0
+
+
+def _generated(folder: Path, documents: int, files: int, seed: int) -> list[str]:
+    """JSONL files of short random texts with exact copies, case variants and near-copies."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(2000)]
+    texts: list[str] = []
+    for _ in range(documents):
+        kind = rng.random()
+        if texts and kind < 0.1:
+            texts.append(rng.choice(texts))
+        elif texts and kind < 0.15:
+            texts.append(rng.choice(texts).upper())
+        elif texts and kind < 0.35:
+            words = rng.choice(texts).split()
+            for _ in range(rng.randint(1, 3)):
+                words[rng.randrange(len(words))] = rng.choice(vocabulary)
+            texts.append(" ".join(words))
+        else:
+            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(40, 90))))
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for part in range(files):
+        path = folder / f"part-{part:02d}.jsonl"
+        rows = [json.dumps({"id": f"{part}-{i}", "text": text}) + "\n"
+                for i, text in enumerate(texts[part::files])]
+        if part == 0:
+            rows.insert(3, "{not json\n")  # a bad line: skipped and counted by both engines
+        path.write_text("".join(rows))
+        paths.append(str(path))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return _generated(tmp_path_factory.mktemp("corpus"), 20_000, 3, seed=12)
+
+
+@needs_java
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_a_generated_corpus_of_20000_documents(spark: SparkSession, corpus: list[str],
+                                               tmp_path: Path, method: str) -> None:
+    summary = assert_same(spark, corpus, DedupConfig(method=method, keep="longest"), tmp_path,
+                          chunk_docs=2500)
+    assert summary["documents"] == 20_000
+    assert summary["sources"]["skipped"], "the bad line is counted"
+    assert summary["duplicates"] > 1000
+
+
+@needs_java
+def test_a_failed_spark_task_is_one_line_naming_the_cause(spark: SparkSession) -> None:
+    from neardup.engine.spark.failure import failure_line, is_spark_error
+
+    def unreadable(path: str) -> int:
+        raise SourceError(path, "Permission denied")
+
+    with pytest.raises(Exception) as caught:
+        spark.sparkContext.parallelize(["/data/crawl-7.warc.gz"], 1).map(unreadable).collect()
+    assert is_spark_error(caught.value)
+    line = failure_line(caught.value)
+    assert line == "Spark task failed: SourceError: /data/crawl-7.warc.gz: Permission denied"
+
+
+def _cli(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-c", "from neardup.cli.main import main; main()", *arguments]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+
+
+def test_without_java_the_spark_engine_is_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "one two three"}) + "\n")
+    env = {key: value for key, value in os.environ.items() if key != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)
+    done = _cli(["dedup", str(source), "--out", str(tmp_path / "out"), "--engine", "spark",
+                 "--quiet"], env)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Java runtime" in lines[0]
+
+
+def test_an_unreadable_input_is_one_line_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "gone.warc.gz"
+    done = _cli(["dedup", str(missing), "--out", str(tmp_path / "out"), "--engine", "spark",
+                 "--quiet"], dict(os.environ))
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert str(missing) in lines[0] and "no such file" in lines[0]
