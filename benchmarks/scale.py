@@ -1,17 +1,22 @@
 """Scale: ``neardup dedup`` as whole processes over generated JSONL.gz corpora.
 
 For each size (``--documents``), a corpus of 2 to 5 KB documents with planted exact and near
-copies (scale_corpus.py) is generated once under benchmarks/work/. Then, per method (simhash,
-minhash), one ``neardup dedup`` process runs over it; recorded: wall and CPU seconds (the
-process and its workers, from wait4), peak RSS (the largest single process, and the largest sum
-over the process tree sampled every 50 ms), work-directory bytes per document, and the recall
-(per edit level) and precision of the planted pairs. ``--speedup N`` also times ``--workers 1``
-against ``--workers 2`` on the first N documents, as one file and as 8 files, interleaved,
-``--repeat`` times each (medians). ``--datatrove N`` runs datatrove's minhash deduplication
-(scale_datatrove.py) on the first N documents beside ``neardup --method minhash --workers 1``.
-Results are merged into benchmarks/results/scale.json (one entry per size).
+copies (scale_corpus.py, 8 files) is generated once under benchmarks/work/. Then, per method
+(``--methods``, default simhash then minhash), one ``neardup dedup`` process runs over it under
+``nice -n 5``; recorded: wall and CPU seconds (the process and its workers, from wait4), peak
+RSS (the largest single process, and the largest sum over the process tree sampled every 50 ms),
+work-directory bytes per document, the free disk it took at its peak, the load average, and
+the recall (per edit level) and precision of the planted pairs. A run's outputs and work
+directory are deleted once measured. A run is refused when the free disk is less than the
+planner's work estimate plus 6 GB, and killed when the free disk falls below 3 GB (both said
+in the results). ``--parts K`` runs on the first K files only. ``--speedup N`` also times
+``--workers 1`` against ``--workers 2`` on the first N documents, as one file and as 8 files,
+interleaved, ``--repeat`` times each (medians). ``--datatrove N`` runs datatrove's minhash
+deduplication (scale_datatrove.py) on the first N documents beside ``neardup --method minhash
+--workers 1``. Results are merged into benchmarks/results/scale.json (one entry per size).
 
     python benchmarks/scale.py --documents 100000 --speedup 100000 --datatrove 30000
+    python benchmarks/scale.py --documents 10000000 --methods simhash
 """
 
 from __future__ import annotations
@@ -228,13 +233,13 @@ def engine_commit() -> str:
 def _refusal(documents: int, method: str) -> str:
     """Why a run must not start for lack of disk ('' when it may)."""
     try:
-        need = estimate_run(documents, method).work_bytes
+        guess = estimate_run(documents, method)
     except ConfigError as err:
         return f"no estimate ({err})"
-    free = free_bytes()
+    free, need = free_bytes(), guess.work_bytes + guess.output_bytes
     if free < need + DISK_MARGIN:
-        return (f"refused: predicted work {need / 1e9:.1f} GB + {DISK_MARGIN / 1e9:.0f} GB "
-                f"margin > {free / 1e9:.1f} GB free")
+        return (f"refused: predicted work and outputs {need / 1e9:.1f} GB + "
+                f"{DISK_MARGIN / 1e9:.0f} GB margin > {free / 1e9:.1f} GB free")
     return ""
 
 
@@ -254,6 +259,9 @@ def one_run(inputs: Sequence[Path], labels: dict[str, np.ndarray], documents: in
                   "mean_bytes": round(pc.mean(lengths).as_py(), 1),
                   "cpu_ms_per_doc": round(1000 * found["cpu_s"] / documents, 3),
                   "work_bytes_per_doc": round(work_bytes / documents, 1),
+                  "work_bytes_by_folder": {path.name: _folder_bytes(path) if path.is_dir()
+                                           else path.stat().st_size
+                                           for path in sorted((out / "work").iterdir())},
                   "output_bytes_per_doc": round((_folder_bytes(out) - work_bytes) / documents, 1),
                   "stage_seconds": summary["seconds"], "load_average": load_average(),
                   **quality(out, labels, documents)}
