@@ -403,8 +403,9 @@ def main() -> None:
     args = _arguments()
     WORK.mkdir(parents=True, exist_ok=True)
     folder = WORK / f"scale-{args.documents}"
-    started = time.perf_counter()
+    started, existed = time.perf_counter(), (folder / "labels.npz").exists()
     labels = dict(np.load(make_corpus(folder, args.documents)))
+    generated = None if existed else round(time.perf_counter() - started, 1)
     parts = corpus_parts(folder)[:args.parts]
     documents = args.parts * args.documents // PARTS
     entry: dict[str, Any] = {"documents": documents, "environment": environment(
@@ -412,7 +413,7 @@ def main() -> None:
         "corpus": {"documents": args.documents, "files": PARTS, "files_used": args.parts,
                    "bytes_gz": sum(part.stat().st_size for part in parts),
                    "generator": "scale_corpus.py (hashed draws, parallel parts)",
-                   "generate_s": round(time.perf_counter() - started, 1)}}
+                   "generate_s": generated}}
     if not args.skip_runs:
         entry["neardup"] = {method: one_run(parts, labels, documents, method, args.workers)
                             for method in args.methods.split(",")}
