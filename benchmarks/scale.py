@@ -1,17 +1,22 @@
 """Scale: ``neardup dedup`` as whole processes over generated JSONL.gz corpora.
 
 For each size (``--documents``), a corpus of 2 to 5 KB documents with planted exact and near
-copies (scale_corpus.py) is generated once under benchmarks/work/. Then, per method (simhash,
-minhash), one ``neardup dedup`` process runs over it; recorded: wall and CPU seconds (the
-process and its workers, from wait4), peak RSS (the largest single process, and the largest sum
-over the process tree sampled every 50 ms), work-directory bytes per document, and the recall
-(per edit level) and precision of the planted pairs. ``--speedup N`` also times ``--workers 1``
-against ``--workers 2`` on the first N documents, as one file and as 8 files, interleaved,
-``--repeat`` times each (medians). ``--datatrove N`` runs datatrove's minhash deduplication
-(scale_datatrove.py) on the first N documents beside ``neardup --method minhash --workers 1``.
-Results are merged into benchmarks/results/scale.json (one entry per size).
+copies (scale_corpus.py, 8 files) is generated once under benchmarks/work/. Then, per method
+(``--methods``, default simhash then minhash), one ``neardup dedup`` process runs over it under
+``nice -n 5``; recorded: wall and CPU seconds (the process and its workers, from wait4), peak
+RSS (the largest single process, and the largest sum over the process tree sampled every 50 ms),
+work-directory bytes per document, the free disk it took at its peak, the load average, and
+the recall (per edit level) and precision of the planted pairs. A run's outputs and work
+directory are deleted once measured. A run is refused when the free disk is less than the
+planner's work estimate plus 6 GB, and killed when the free disk falls below 3 GB (both said
+in the results). ``--parts K`` runs on the first K files only. ``--speedup N`` also times
+``--workers 1`` against ``--workers 2`` on the first N documents, as one file and as 8 files,
+interleaved, ``--repeat`` times each (medians). ``--datatrove N`` runs datatrove's minhash
+deduplication (scale_datatrove.py) on the first N documents beside ``neardup --method minhash
+--workers 1``. Results are merged into benchmarks/results/scale.json (one entry per size).
 
     python benchmarks/scale.py --documents 100000 --speedup 100000 --datatrove 30000
+    python benchmarks/scale.py --documents 10000000 --methods simhash
 """
 
 from __future__ import annotations
@@ -21,25 +26,31 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from common import BENCHMARKS_DIR, RESULTS_DIR, environment, load_average, markdown_table
+from common import BENCHMARKS_DIR, REPO_DIR, RESULTS_DIR, environment, load_average, markdown_table
 from neardup.engine.sizing import COSTS, estimate_run, load_costs
 from neardup.errors import ConfigError
-from scale_corpus import make_corpus
+from scale_corpus import PARTS, corpus_parts, make_corpus
 
 WORK = BENCHMARKS_DIR / "work"
 RESULTS = RESULTS_DIR / "scale.json"
 NEARDUP = str(Path(sys.executable).with_name("neardup"))
+NICE = ["nice", "-n", "5"]
+DISK_MARGIN = 6 * 10**9  # refuse to start a run unless its predicted work fits with this to spare
+DISK_FLOOR = 3 * 10**9  # kill a run when the free space falls below this
 
 
 def _tree(pid: int) -> list[int]:
@@ -64,96 +75,139 @@ def _rss(pid: int) -> int:
         return 0
 
 
-def measure(command: Sequence[str]) -> dict[str, Any]:
-    """Run ``command`` as a whole process: wall, CPU (with its children), peak RSS."""
+def free_bytes() -> int:
+    return shutil.disk_usage(WORK).free
+
+
+class _Watch:
+    """What the poll loop of :func:`measure` sees: tree RSS, free disk, load."""
+
+    def __init__(self, disk_floor: int) -> None:
+        self.disk_floor, self.tree_peak, self.polls = disk_floor, 0, 0
+        self.free_start = self.free_min = free_bytes()
+        self.loads: list[float] = []
+        self.killed = ""
+
+    def poll(self, process: subprocess.Popen[bytes]) -> None:
+        self.tree_peak = max(self.tree_peak, sum(_rss(child) for child in _tree(process.pid)))
+        self.polls += 1
+        if self.polls % 40:  # every 2 s: disk and load
+            return
+        self.free_min = min(self.free_min, free := free_bytes())
+        self.loads.append(os.getloadavg()[0])
+        if free < self.disk_floor and not self.killed:
+            self.killed = f"free disk {free / 1e9:.1f} GB < {self.disk_floor / 1e9:.0f} GB"
+            os.killpg(process.pid, signal.SIGKILL)
+
+    def report(self) -> dict[str, Any]:
+        return {"peak_tree_rss_mb": round(self.tree_peak / 2**20, 1),
+                "disk_used_peak_gb": round((self.free_start - self.free_min) / 1e9, 2),
+                "load_1min_during": {"mean": round(statistics.fmean(self.loads), 2),
+                                     "max": round(max(self.loads), 2)} if self.loads else None}
+
+
+def measure(command: Sequence[str], disk_floor: int = 0) -> dict[str, Any]:
+    """Run ``command`` as a whole process (its own process group, under ``nice``): wall, CPU
+    (with its children), peak RSS; killed if the free disk falls below ``disk_floor``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-    tree_peak = 0
+    process = subprocess.Popen([*NICE, *command], env=env, stdout=subprocess.DEVNULL,
+                               start_new_session=True)
+    watch = _Watch(disk_floor)
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
-        tree_peak = max(tree_peak, sum(_rss(child) for child in _tree(process.pid)))
+        watch.poll(process)
         time.sleep(0.05)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
+    found = {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), **watch.report()}
+    if watch.killed:
+        return {**found, "killed": watch.killed}
     if process.returncode:
         raise SystemExit(f"{' '.join(command)}: exit status {process.returncode}")
-    return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "peak_tree_rss_mb": round(tree_peak / 2**20, 1)}
+    return found
 
 
 def dedup(inputs: Sequence[Path], out: Path, method: str, workers: int,
-          memory: str = "2G") -> dict[str, Any]:
+          memory: str | None = None, disk_floor: int = 0) -> dict[str, Any]:
+    """One ``neardup dedup`` (the default --memory-limit unless ``memory``)."""
     shutil.rmtree(out, ignore_errors=True)
+    limit = ["--memory-limit", memory] if memory else []
     return measure([NEARDUP, "dedup", *map(str, inputs), "--out", str(out), "--method", method,
-                    "--workers", str(workers), "--memory-limit", memory, "--quiet",
-                    "--work", str(out / "work")])
+                    "--workers", str(workers), *limit, "--quiet", "--work", str(out / "work")],
+                   disk_floor)
 
 
 def _folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def _families(labels: Path) -> tuple[dict[str, str], list[tuple[str, str, float]]]:
-    family, planted, original_doc = {}, [], {}
-    with open(labels) as rows:
-        for line in rows:
-            row = json.loads(line)
-            if "original_id" in row:
-                family[row["doc"]] = row["original_id"]
-                original_doc[row["original_id"]] = row["doc"]
-            else:
-                family[row["copy"]] = row["original"]
-                planted.append((row["copy"], original_doc[row["original"]], row["level"]))
-    return family, planted
+def _numbers(ids: pa.ChunkedArray) -> np.ndarray:
+    """``d123`` -> 123."""
+    numbers: np.ndarray = pc.cast(pc.utf8_slice_codeunits(ids, 1), pa.int64()).to_numpy()
+    return numbers
 
 
-def quality(out: Path, labels: Path) -> dict[str, Any]:
+def _number_of(out: Path) -> np.ndarray:
+    """The corpus number of each internal doc (-1 where none)."""
+    table = pq.read_table(out / "documents.parquet", columns=["doc", "id"])
+    docs = table["doc"].to_numpy()
+    number_of = np.full(int(docs.max()) + 1, -1, dtype=np.int64)
+    number_of[docs] = _numbers(table["id"])
+    return number_of
+
+
+def quality(out: Path, labels: dict[str, np.ndarray], documents: int) -> dict[str, Any]:
     """Recall of the planted pairs (same output cluster), per edit level, and the precision of
     the reported pairs (both documents planted from one original)."""
-    family, planted = _families(labels)
-    ids = pq.read_table(out / "documents.parquet", columns=["doc", "id"]).to_pydict()
-    name = dict(zip(ids["doc"], ids["id"], strict=True))
-    clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "cluster"]).to_pydict()
-    cluster_of = {name[d]: c for d, c in zip(clusters["doc"], clusters["cluster"], strict=True)}
-    levels: dict[str, list[int]] = {}
-    for copy, original, level in planted:
-        same = cluster_of.get(copy, -1) == cluster_of.get(original, -2)
-        levels.setdefault(f"{level:.2f}", []).append(int(same))
-    pairs = pq.read_table(out / "pairs.parquet", columns=["a", "b"]).to_pydict()
-    right = sum(family[name[a]] == family[name[b]] for a, b in zip(pairs["a"], pairs["b"],
-                                                                    strict=True))
-    found = sum(sum(hits) for hits in levels.values())
-    return {"planted_pairs": len(planted),
-            "recall": round(found / max(1, len(planted)), 4),
-            "recall_by_edit_level": {level: round(sum(hits) / len(hits), 4)
-                                     for level, hits in sorted(levels.items())},
-            "reported_pairs": len(pairs["a"]),
-            "precision": round(right / max(1, len(pairs["a"])), 4)}
+    origin, level = labels["origin"][:documents], labels["level"][:documents]
+    number_of = _number_of(out)
+    table = pq.read_table(out / "clusters.parquet", columns=["doc", "cluster"])
+    cluster = np.full(documents, -1, dtype=np.int64)
+    cluster[number_of[table["doc"].to_numpy()]] = table["cluster"].to_numpy()
+    copies = np.flatnonzero(level >= 0)
+    originals = labels["original_doc"][origin[copies]]
+    same = (cluster[copies] == cluster[originals]) & (cluster[copies] >= 0)
+    by_level = {f"{value:.2f}": round(float(same[level[copies] == value].mean()), 4)
+                for value in np.unique(level[copies])}
+    pairs = pq.read_table(out / "pairs.parquet", columns=["a", "b"])
+    first, second = (number_of[pairs[side].to_numpy()] for side in ("a", "b"))
+    right = int((origin[first] == origin[second]).sum())
+    return {"planted_pairs": int(copies.size),
+            "recall": round(float(same.mean()), 4) if copies.size else 0.0,
+            "recall_by_edit_level": by_level,
+            "reported_pairs": int(first.size),
+            "precision": round(right / max(1, first.size), 4)}
 
 
-def _split_files(corpus: Path, documents: int, files: int) -> list[Path]:
-    """The first ``documents`` lines of the corpus, as one file and as ``files`` files."""
+def _lines(parts: Sequence[Path]) -> Iterator[str]:
+    for part in parts:
+        with gzip.open(part, "rt") as lines:
+            yield from lines
+
+
+def _split_files(parts: Sequence[Path], documents: int, files: int) -> list[Path]:
+    """The first ``documents`` lines of the corpus, as ``files`` files."""
     folder = WORK / f"split-{documents}-{files}"
     paths = [folder / f"part-{index:02d}.jsonl.gz" for index in range(files)]
     if all(path.exists() for path in paths):
         return paths
     folder.mkdir(parents=True, exist_ok=True)
-    with gzip.open(corpus, "rt") as lines:
-        for index, path in enumerate(paths):
-            with gzip.open(path, "wt", compresslevel=1) as out:
-                for _ in range((index + 1) * documents // files - index * documents // files):
-                    out.write(next(lines))
+    lines = _lines(parts)
+    for index, path in enumerate(paths):
+        with gzip.open(path, "wt", compresslevel=3) as out:
+            for _ in range((index + 1) * documents // files - index * documents // files):
+                out.write(next(lines))
     return paths
 
 
-def speedup(corpus: Path, documents: int, repeat: int) -> dict[str, Any]:
+def speedup(parts: Sequence[Path], documents: int, repeat: int) -> dict[str, Any]:
     """Median wall and CPU of ``--workers 1`` and ``--workers 2`` (minhash), interleaved."""
-    layouts = {"one file": _split_files(corpus, documents, 1),
-               "8 files": _split_files(corpus, documents, 8)}
+    layouts = {"one file": _split_files(parts, documents, 1),
+               "8 files": _split_files(parts, documents, 8)}
     found: dict[str, Any] = {}
     for layout, paths in layouts.items():
         runs: dict[int, list[dict[str, float]]] = {1: [], 2: []}
@@ -168,45 +222,73 @@ def speedup(corpus: Path, documents: int, repeat: int) -> dict[str, Any]:
     return found
 
 
-def neardup_runs(corpus: Path, labels: Path, documents: int, workers: int) -> dict[str, Any]:
-    found = {}
-    for method in ("simhash", "minhash"):
-        out = WORK / f"out-{documents}-{method}"
-        timing = dedup([corpus], out, method, workers)
+def engine_commit() -> str:
+    """The commit of the tree that runs, with ``+changes`` when src/ differs from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO_DIR), *args], capture_output=True,
+                              text=True, check=False).stdout.strip()
+    return git("rev-parse", "HEAD") + ("+changes" if git("status", "--porcelain", "src") else "")
+
+
+def _refusal(documents: int, method: str) -> str:
+    """Why a run must not start for lack of disk ('' when it may)."""
+    try:
+        guess = estimate_run(documents, method)
+    except ConfigError as err:
+        return f"no estimate ({err})"
+    free, need = free_bytes(), guess.work_bytes + guess.output_bytes
+    if free < need + DISK_MARGIN:
+        return (f"refused: predicted work and outputs {need / 1e9:.1f} GB + "
+                f"{DISK_MARGIN / 1e9:.0f} GB margin > {free / 1e9:.1f} GB free")
+    return ""
+
+
+def one_run(inputs: Sequence[Path], labels: dict[str, np.ndarray], documents: int,
+            method: str, workers: int) -> dict[str, Any]:
+    """One ``dedup`` and what it produced; its outputs are deleted afterwards."""
+    if refused := _refusal(documents, method):
+        return {"refused": refused, "free_gb": round(free_bytes() / 1e9, 1)}
+    out = WORK / f"out-{documents}-{method}"
+    found = {"engine_commit": engine_commit(), "load_average_before": load_average(),
+             **dedup(inputs, out, method, workers, disk_floor=DISK_FLOOR)}
+    if "killed" not in found:
         work_bytes = _folder_bytes(out / "work")
         summary = json.loads((out / "summary.json").read_text())
         lengths = pq.read_table(out / "documents.parquet", columns=["length"])["length"]
-        found[method] = {**timing, "workers": workers, "documents": summary["documents"],
-                         "mean_bytes": round(pc.mean(lengths).as_py(), 1),
-                         "cpu_ms_per_doc": round(1000 * timing["cpu_s"] / documents, 3),
-                         "work_bytes_per_doc": round(work_bytes / documents, 1),
-                         "output_bytes_per_doc": round(
-                             (_folder_bytes(out) - work_bytes) / documents, 1),
-                         "stage_seconds": summary["seconds"], "load_average": load_average(),
-                         **quality(out, labels)}
-        shutil.rmtree(out / "work", ignore_errors=True)
+        found |= {"workers": workers, "documents": summary["documents"],
+                  "mean_bytes": round(pc.mean(lengths).as_py(), 1),
+                  "cpu_ms_per_doc": round(1000 * found["cpu_s"] / documents, 3),
+                  "work_bytes_per_doc": round(work_bytes / documents, 1),
+                  "work_bytes_by_folder": {path.name: _folder_bytes(path) if path.is_dir()
+                                           else path.stat().st_size
+                                           for path in sorted((out / "work").iterdir())},
+                  "output_bytes_per_doc": round((_folder_bytes(out) - work_bytes) / documents, 1),
+                  "stage_seconds": summary["seconds"], "load_average": load_average(),
+                  **quality(out, labels, documents)}
+    shutil.rmtree(out, ignore_errors=True)
     return found
 
 
-def datatrove(corpus: Path, labels: Path, documents: int) -> dict[str, Any]:
+def datatrove(parts: Sequence[Path], labels: dict[str, np.ndarray],
+              documents: int) -> dict[str, Any]:
     """datatrove's minhash and ``neardup --method minhash --workers 1`` on the first
     ``documents`` documents of the corpus."""
-    [corpus] = _split_files(corpus, documents, 1)
+    [corpus] = _split_files(parts, documents, 1)
     work = WORK / f"datatrove-{documents}"
     shutil.rmtree(work, ignore_errors=True)
     theirs = measure([sys.executable, str(BENCHMARKS_DIR / "scale_datatrove.py"), str(corpus),
-                      str(work)])
+                      str(work)], DISK_FLOOR)
     removed = set((work / "removed.txt").read_text().split())
-    _, planted = _families(labels)
-    copies = {copy for copy, _, _ in planted if int(copy[1:]) < documents}
+    copies = {f"d{number}" for number in np.flatnonzero(labels["level"][:documents] >= 0)}
     out = WORK / f"out-{documents}-dt-minhash"
-    ours = dedup([corpus], out, "minhash", 1)
-    ids = pq.read_table(out / "documents.parquet", columns=["doc", "id"]).to_pydict()
-    name = dict(zip(ids["doc"], ids["id"], strict=True))
-    clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "kept"]).to_pydict()
-    dropped = {name[d] for d, kept in zip(clusters["doc"], clusters["kept"], strict=True)
-               if not kept}
-    ours |= {"removed": len(dropped), "removed_planted_copies": len(dropped & copies)}
+    ours = dedup([corpus], out, "minhash", 1, disk_floor=DISK_FLOOR)
+    number_of = _number_of(out)
+    clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "kept"])
+    dropped = number_of[clusters["doc"].to_numpy()[~clusters["kept"].to_numpy()]]
+    dropped_ids = {f"d{number}" for number in dropped}
+    ours |= {"removed": len(dropped_ids), "removed_planted_copies": len(dropped_ids & copies)}
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
     return {"datatrove": {**theirs, "removed": len(removed),
                           "removed_planted_copies": len(removed & copies),
                           "planted_copies": len(copies)},
@@ -214,6 +296,12 @@ def datatrove(corpus: Path, labels: Path, documents: int) -> dict[str, Any]:
             "ratios_neardup_over_datatrove": {
                 key: round(ours[key] / theirs[key], 3)
                 for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb")}}
+
+
+def _finished(entry: dict[str, Any]) -> dict[str, Any]:
+    """The runs of an entry that completed (not refused, not killed)."""
+    return {method: run for method, run in entry.get("neardup", {}).items()
+            if "wall_s" in run and "killed" not in run}
 
 
 def unit_costs(run: dict[str, Any], memory: list[list[float]]) -> dict[str, Any]:
@@ -239,9 +327,9 @@ def write_costs(results: dict[str, Any], documents: int) -> dict[str, Any]:
     """Costs from the run of ``documents`` (memory points from every size measured)."""
     entry = results[str(documents)]
     methods = {}
-    for method, run in entry["neardup"].items():
-        memory = sorted([int(size), other["neardup"][method]["peak_tree_rss_mb"]]
-                        for size, other in results.items() if method in other.get("neardup", {}))
+    for method, run in _finished(entry).items():
+        memory = sorted([int(size), _finished(other)[method]["peak_tree_rss_mb"]]
+                        for size, other in results.items() if method in _finished(other))
         methods[method] = unit_costs(run, memory)
     costs = {"machine": f"{entry['environment']['cpu_count']} x "
                         f"{entry['environment']['cpu_model']}",
@@ -259,7 +347,7 @@ def check_plan(entry: dict[str, Any]) -> dict[str, Any]:
     except ConfigError as err:
         return {"skipped": str(err)}
     checked = {}
-    for method, run in entry["neardup"].items():
+    for method, run in _finished(entry).items():
         if method not in costs["methods"]:
             continue
         guess = estimate_run(run["documents"], method, mean_bytes=int(run["mean_bytes"]),
@@ -278,15 +366,27 @@ def _table(entry: dict[str, Any]) -> str:
     rows = [(entry["documents"], method, run["workers"], run["wall_s"], run["cpu_s"],
              run["cpu_ms_per_doc"], run["peak_rss_mb"], run["peak_tree_rss_mb"],
              run["work_bytes_per_doc"], run["recall"], run["precision"])
-            for method, run in entry["neardup"].items()]
+            for method, run in _finished(entry).items()]
     return markdown_table(["documents", "method", "workers", "wall s", "CPU s", "CPU ms/doc",
                            "peak RSS MB", "tree RSS MB", "work B/doc", "recall", "precision"],
                           rows)
 
 
-def main() -> None:
+def _merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` over ``old``, the runs and plan checks merged per method."""
+    merged = {**old, **new}
+    for key in ("neardup", "plan_check"):
+        if key in new:
+            merged[key] = {**old.get(key, {}), **new[key]}
+    return merged
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--documents", type=int, required=True)
+    parser.add_argument("--documents", type=int, required=True, help="documents of the corpus")
+    parser.add_argument("--parts", type=int, default=PARTS,
+                        help=f"run on the first PARTS of its {PARTS} files only")
+    parser.add_argument("--methods", default="simhash,minhash")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--speedup", type=int, default=0, help="documents of the speed-up runs")
     parser.add_argument("--repeat", type=int, default=3)
@@ -296,31 +396,41 @@ def main() -> None:
                         help="only the speed-up and datatrove parts (kept beside earlier runs)")
     parser.add_argument("--write-costs", action="store_true",
                         help="store this size's per-document costs for neardup plan")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = _arguments()
     WORK.mkdir(parents=True, exist_ok=True)
-    corpus = WORK / f"scale-{args.documents}.jsonl.gz"
-    started = time.perf_counter()
-    labels = make_corpus(corpus, args.documents)
-    entry: dict[str, Any] = {"documents": args.documents, "environment": environment(
+    folder = WORK / f"scale-{args.documents}"
+    started, existed = time.perf_counter(), (folder / "labels.npz").exists()
+    labels = dict(np.load(make_corpus(folder, args.documents)))
+    generated = None if existed else round(time.perf_counter() - started, 1)
+    parts = corpus_parts(folder)[:args.parts]
+    documents = args.parts * args.documents // PARTS
+    entry: dict[str, Any] = {"documents": documents, "environment": environment(
         ["neardup", "numpy", "pyarrow", "datatrove"]),
-        "corpus": {"bytes_gz": corpus.stat().st_size,
-                   "generate_s": round(time.perf_counter() - started, 1)}}
+        "corpus": {"documents": args.documents, "files": PARTS, "files_used": args.parts,
+                   "bytes_gz": sum(part.stat().st_size for part in parts),
+                   "generator": "scale_corpus.py (hashed draws, parallel parts)",
+                   "generate_s": generated}}
     if not args.skip_runs:
-        entry["neardup"] = neardup_runs(corpus, labels, args.documents, args.workers)
+        entry["neardup"] = {method: one_run(parts, labels, documents, method, args.workers)
+                            for method in args.methods.split(",")}
         entry["plan_check"] = check_plan(entry)
     if args.speedup:
-        entry["speedup_workers_2_over_1"] = speedup(corpus, args.speedup, args.repeat)
+        entry["speedup_workers_2_over_1"] = speedup(parts, args.speedup, args.repeat)
     if args.datatrove:
-        entry["datatrove_side_by_side"] = datatrove(corpus, labels, args.datatrove)
+        entry["datatrove_side_by_side"] = datatrove(parts, labels, args.datatrove)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    entry = {**results.get(str(args.documents), {}), **entry}
+    entry = _merged(results.get(str(documents), {}), entry)
     entry["markdown"] = _table(entry)
-    results[str(args.documents)] = entry
+    results[str(documents)] = entry
     temporary = RESULTS.with_suffix(".tmp")
     temporary.write_text(json.dumps(results, indent=2) + "\n")
     temporary.replace(RESULTS)
     if args.write_costs:
-        write_costs(results, args.documents)
+        write_costs(results, documents)
     print(entry["markdown"])
     print(json.dumps({k: v for k, v in entry.items() if k not in ("environment", "markdown")},
                      indent=1))
