@@ -2,7 +2,7 @@
 
 A worker reads its own split (no document crosses a process boundary): one file, or one phase of
 the blocks of a large file that several workers share (:mod:`neardup.sources.blocks`). It
-fingerprints every document with :class:`neardup.pipeline.fingerprint.Fingerprinter` and writes
+fingerprints every document with :class:`neardup.methods.fingerprinter.Fingerprinter` and writes
 one partition per block (``chunk_docs`` records: lines, rows or documents), named by file and
 block, so that the partitions, and the document numbers drawn from their order, do not depend on
 the number of workers. When a split has finished, its marker records its blocks' sizes, its
