@@ -3,9 +3,9 @@
 The template stage (per-host counts, out of core) runs on the driver with the local engine's
 function; its template set, small, is shipped to the tasks. Candidates
 (:mod:`neardup.engine.spark.candidates`) and verification (:mod:`neardup.engine.spark.verify`)
-run on Spark. The methods the local engine runs in memory (sketch, supershingle, chunks, smfa,
-shingle-paragraphs) run through :func:`neardup.engine.near.run_near` on the driver, exactly as
-locally. The stage writes what the local one writes: ``near/pairs.bin`` and its marker.
+run on Spark. The other methods (sketch, supershingle, chunks, smfa: out of core;
+shingle-paragraphs: in memory) run through :func:`neardup.engine.near.run_near` on the driver,
+exactly as locally. The stage writes what the local one writes: ``near/pairs.bin`` and its marker.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
-from neardup.engine.near import OUT_OF_CORE, run_near
+from neardup.engine.near import run_near
 from neardup.engine.spark.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.spark.verify import verify_pairs, write_verified
 from neardup.engine.templates import ContentReader, run_templates
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["spark_near"]
 
 STAGE = "near"
+ON_SPARK = ("simhash", "minhash")
+"""The methods whose candidates and verification run as Spark stages."""
 NearStage = Callable[[WorkDir, DedupConfig, Catalog, npt.NDArray[np.bool_], int],
                      tuple[Path, dict[str, Any] | None]]
 
@@ -55,7 +57,7 @@ def spark_near(context: SparkContext, partitions: int) -> NearStage:
     """The near stage with simhash and minhash on Spark (a drop-in for ``run_near``)."""
     def run(work: WorkDir, config: DedupConfig, catalog: Catalog,
             survivors: npt.NDArray[np.bool_], budget: int) -> tuple[Path, dict[str, Any] | None]:
-        if config.method not in OUT_OF_CORE:
+        if config.method not in ON_SPARK:
             return run_near(work, config, catalog, survivors, budget)
         final = work.root / STAGE
         if (record := work.done(STAGE)) is not None:
