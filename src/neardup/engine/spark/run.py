@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from neardup.config import DedupConfig
 from neardup.engine.run import EngineOptions, Executor, run_engine
 from neardup.engine.spark.components import spark_components
-from neardup.engine.spark.failure import SparkJobError, failure_line, is_spark_error
+from neardup.engine.spark.failure import as_job_error
 from neardup.engine.spark.fingerprint import spark_mapper
 from neardup.engine.spark.inputs import RemoteFile, resolve_inputs
 from neardup.engine.spark.near import spark_near
@@ -95,8 +95,8 @@ def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: 
             summary = run_engine(list(resolved.paths), out, config, options, executor=executor,
                                  **keywords)
     except Exception as error:
-        if is_spark_error(error):
-            raise SparkJobError(failure_line(error)) from error
+        if (failed := as_job_error(error)) is not None:
+            raise failed from error
         raise
     if list(resolved.paths) != list(inputs):
         summary["inputs"] = list(inputs)
