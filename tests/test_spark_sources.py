@@ -94,7 +94,7 @@ def test_warc_files_by_glob_and_folder_uri(spark: SparkSession, tmp_path: Path) 
     local = [f"{WARC}/*.gz", str(WARC / "malformed")]
     uris = [f"file://{WARC}/*.gz", f"file://{WARC / 'malformed'}"]
     summary = assert_same(spark, local, uris, WARC, tmp_path, DedupConfig(method="simhash"),
-                          chunk_docs=40)
+                          chunk_docs=100)
     assert summary["documents"] > 400
     assert summary["sources"]["errors"], "the malformed files are counted, not fatal"
     assert summary["engine"]["partitions"] > 10, "files of several blocks"

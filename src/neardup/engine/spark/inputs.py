@@ -24,7 +24,7 @@ from neardup.sources.sniff import HEAD_SIZE, Sniffed, sniff
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["RemoteFile", "Resolved", "is_uri", "resolve_inputs"]
+__all__ = ["RemoteFile", "Resolved", "is_uri", "java_cause", "resolve_inputs"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 _GLOB_MAGIC = re.compile(r"[*?[{]")
@@ -65,7 +65,7 @@ def _head(fs: Any, path: Any) -> bytes:
         stream.close()
 
 
-def _java_cause(error: Exception) -> str:
+def java_cause(error: Exception) -> str:
     java = getattr(error, "java_exception", None)
     text = str(java.toString()) if java is not None else str(error)
     return text.strip().splitlines()[0] if text.strip() else type(error).__name__
@@ -75,7 +75,7 @@ def _remote(fs: Any, path: Any, uri: str, explicit: bool) -> RemoteFile:
     try:
         head = _head(fs, path)
     except Exception as error:  # a Java I/O failure reaches Python as a Py4J error
-        return RemoteFile(uri, explicit, None, _java_cause(error))
+        return RemoteFile(uri, explicit, None, java_cause(error))
     return RemoteFile(uri, explicit, sniff(head, uri, explicit=explicit))
 
 

@@ -24,7 +24,7 @@ from neardup.sources.rows import row_to_document
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["parquet_files"]
+__all__ = ["parquet_blocks", "parquet_rows"]
 
 _ROW, _BLOCK = "__neardup_row", "__neardup_block"
 _SCALARS = ("StringType", "BinaryType", "ByteType", "ShortType", "IntegerType", "LongType",
@@ -33,7 +33,9 @@ _SCALARS = ("StringType", "BinaryType", "ByteType", "ShortType", "IntegerType", 
 """The Spark types of the columns the local reader reads (pyarrow's scalar types)."""
 
 
-def _rows(session: SparkSession, job: FingerprintJob) -> DataFrame:
+def parquet_rows(session: SparkSession, job: FingerprintJob) -> DataFrame:
+    """The rows of one Parquet file with their row and block numbers (the driver reads the
+    file's footer here: a file Spark cannot open raises Spark's error)."""
     from pyspark.sql import functions as F
 
     frame = session.read.parquet(job.split.path)
@@ -77,11 +79,10 @@ def _blocks(job: FingerprintJob, batches: Iterable[Any]) -> Iterator[Any]:
         yield _fingerprint(job, block, rows)
 
 
-def parquet_files(session: SparkSession, job: FingerprintJob, partitions: int
-                  ) -> list[dict[str, Any]]:
-    """The block records of one Parquet file read by Spark (a file Spark cannot open raises
-    the Spark error)."""
-    frame = _rows(session, job)
+def parquet_blocks(frame: DataFrame, job: FingerprintJob, partitions: int
+                   ) -> list[dict[str, Any]]:
+    """The block records of one Parquet file (:func:`parquet_rows`), each block fingerprinted
+    by a Spark task."""
     total = frame.count()
     if not total:
         return []

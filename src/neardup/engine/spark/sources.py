@@ -29,7 +29,8 @@ from neardup.engine.fingerprint import (
     fingerprint_block,
     fingerprint_split,
 )
-from neardup.engine.spark.inputs import RemoteFile, _java_cause
+from neardup.engine.spark.inputs import RemoteFile, java_cause
+from neardup.engine.spark.parquet import parquet_blocks, parquet_rows
 from neardup.engine.workdir import WorkDir
 from neardup.sources.copies import read_copy
 from neardup.sources.lineblocks import LineBlock
@@ -52,12 +53,13 @@ def _record(job: FingerprintJob, stats: SourceStats) -> dict[str, Any]:
             "cpu_seconds": 0.0, "extract_cpu": 0.0, "fingerprint_cpu": 0.0}
 
 
-def _unread(job: FingerprintJob, remote: RemoteFile, cause: str | None = None) -> dict[str, Any]:
-    """A file not read: unreadable (named with its cause), binary or of unknown format."""
+def _unread(job: FingerprintJob, remote: RemoteFile, line: str | None = None) -> dict[str, Any]:
+    """A file not read: unreadable (``line`` or the cause found on opening it), binary or of
+    unknown format."""
     stats = SourceStats()
-    if remote.found is None or cause is not None:
+    if remote.found is None or line is not None:
         stats.skip("unreadable-file")
-        stats.error(f"{remote.uri}: cannot read ({cause or remote.problem})")
+        stats.error(line or f"{remote.uri}: cannot read ({remote.problem})")
     else:
         stats.skip("binary" if remote.found.fmt == "binary" else "unknown-format")
     record = _record(job, stats)
@@ -164,8 +166,6 @@ def _line_files(session: SparkSession, jobs: list[FingerprintJob],
 def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[str, RemoteFile],
                 partitions: int) -> Iterator[dict[str, Any]]:
     """The records of the splits of URI inputs, each file read by Spark as its format wants."""
-    from neardup.engine.spark.parquet import parquet_files
-
     whole: list[tuple[FingerprintJob, Sniffed]] = []
     lines: list[FingerprintJob] = []
     tables: list[FingerprintJob] = []
@@ -183,15 +183,19 @@ def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[
     yield from _by_split(lines, _line_files(session, lines, partitions))
     for job in tables:
         try:
-            blocks = parquet_files(session, job, partitions)
-        except Exception as error:
-            if type(error).__module__.startswith(("py4j", "pyspark")):
-                yield _unread(job, remote[job.split.path], _java_cause(error))
-                continue
-            raise
-        yield _merged(job, blocks)
+            frame = parquet_rows(session, job)
+        except Exception as error:  # the footer cannot be read: counted, as locally
+            if not type(error).__module__.startswith(("py4j", "pyspark")):
+                raise
+            yield _unread(job, remote[job.split.path],
+                          f"{job.split.path}: not a readable Parquet file ({java_cause(error)})")
+            continue
+        yield _merged(job, parquet_blocks(frame, job, partitions))
 
 
 def _by_split(jobs: list[FingerprintJob], blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    found: dict[int, list[dict[str, Any]]] = {job.index: [] for job in jobs}
+    for record in blocks:
+        found[int(record["index"])].append(record)
     for job in jobs:
-        yield _merged(job, [record for record in blocks if int(record["index"]) == job.index])
+        yield _merged(job, found[job.index])
