@@ -171,14 +171,15 @@ def _parquet(path: Path, count: int) -> None:
 
 
 @pytest.mark.slow
-def test_parquet_rows_by_spark_reader(spark: SparkSession, tmp_path: Path) -> None:
-    (tmp_path / "in").mkdir()
-    path = tmp_path / "in" / "rows.parquet"
-    _parquet(path, 1200)
-    assert spark.read.parquet(f"file://{path}").rdd.getNumPartitions() > 1
-    summary = assert_same(spark, [str(path)], [f"file://{path}"], tmp_path, tmp_path / "runs",
+def test_parquet_rows_by_spark_reader_in_a_folder_uri(spark: SparkSession, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _parquet(folder / "rows.parquet", 1200)
+    (folder / "blob.dat").write_bytes(b"\x00\x01" * 100)  # met in the walk: counted binary
+    assert spark.read.parquet(f"file://{folder}/rows.parquet").rdd.getNumPartitions() > 1
+    summary = assert_same(spark, [str(folder)], [f"file://{folder}"], tmp_path, tmp_path / "runs",
                           DedupConfig(method="simhash"), chunk_docs=150)
-    assert summary["sources"]["skipped"] == {"empty-payload": 1, "missing-text": 1}
+    assert summary["sources"]["skipped"] == {"binary": 1, "empty-payload": 1, "missing-text": 1}
     assert summary["documents"] == 1198
 
 

@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["read_remote"]
 
 _TEXT_INPUT = "org.apache.hadoop.mapreduce.lib.input.TextInputFormat"
+_CODECS = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst")
+"""Names Hadoop's line reader would decompress: a plain file named so is read whole."""
 
 
 def _record(job: FingerprintJob, stats: SourceStats) -> dict[str, Any]:
@@ -93,7 +95,12 @@ def _whole_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffed
     context = session.sparkContext
     rdds = [context.binaryFiles(job.split.path).map(partial(_whole_task, job, found))
             for job, found in jobs]
-    return context.union(rdds).collect() if rdds else []
+    records = context.union(rdds).collect() if rdds else []
+    seen = {int(record["index"]) for record in records}
+    missing = [_unread(job, RemoteFile(job.split.path, True, found), f"{job.split.path}: "
+                       "cannot read (Spark's binaryFiles returned no bytes for it)")
+               for job, found in jobs if job.index not in seen]
+    return records + missing
 
 
 def _count(lines: Iterable[str]) -> Iterator[int]:
@@ -173,9 +180,12 @@ def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[
         found = remote[job.split.path].found
         if found is None or found.fmt in ("binary", "unknown"):
             yield _unread(job, remote[job.split.path])
+        elif job.split.path.rsplit("/", 1)[-1].startswith(("_", ".")):
+            yield _unread(job, remote[job.split.path], f"{job.split.path}: cannot read "
+                          "(Hadoop's input formats skip names starting with _ or .)")
         elif found.fmt == "parquet":
             tables.append(job)
-        elif found.fmt == "jsonl" and not found.gz:
+        elif found.fmt == "jsonl" and not found.gz and not job.split.path.endswith(_CODECS):
             lines.append(job)
         else:
             whole.append((job, found))
