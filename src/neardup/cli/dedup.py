@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,12 @@ def _check_threshold(method: str, threshold: float | None) -> None:
                                f"{threshold_methods()[-1]}" + (f" ({hint})" if hint else ""))
 
 
-def _check_inputs(inputs: tuple[str, ...]) -> None:
+def _check_inputs(inputs: tuple[str, ...], *, uris: bool = False) -> None:
+    """A missing local path is an error; with ``uris`` (the Spark engine), URIs are left to
+    Spark to resolve."""
     for path in inputs:
+        if uris and re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", path):
+            continue
         if path != "-" and not glob.has_magic(path) and not Path(path).exists():
             raise SourceError(path, "no such file or directory")
 
@@ -228,7 +233,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
     from neardup.config import parse_bytes
     from neardup.engine import EngineOptions, run_engine
 
-    _check_inputs(inputs)
+    _check_inputs(inputs, uris=engine == "spark")
     _check_threshold(options["method"], options["threshold"])
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit

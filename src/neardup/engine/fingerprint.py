@@ -101,14 +101,17 @@ class _BlockWriter:
         self.block = -1
 
 
-def fingerprint_split(job: FingerprintJob) -> dict[str, Any]:
-    """Fingerprint one split into partitions; returns (and marks) its record."""
+def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], Iterator[Document]]
+                      | None = None) -> dict[str, Any]:
+    """Fingerprint one split into partitions; returns (and marks) its record. ``documents``
+    reads the split instead of :func:`read_split` (a copy of a remote file: Spark)."""
     cursor = BlockCursor(job.split.blocks, SourceStats())
     fingerprinter = Fingerprinter(job.config)
     cpu = {"extract_cpu": 0.0, "fingerprint_cpu": 0.0}
     started = time.process_time()
     writer = _BlockWriter(job)
-    for doc in read_split(job.split, cursor, media=job.media):
+    reading = documents(cursor) if documents else read_split(job.split, cursor, media=job.media)
+    for doc in reading:
         if cursor.current != writer.block:
             writer.begin(cursor.current)
         if writer.on_disk:
@@ -139,15 +142,18 @@ class BlockTask:
         return f"{STAGE}/f{self.job.split.file:06d}-b{self.block.index:06d}"
 
 
-def fingerprint_block(task: BlockTask) -> dict[str, Any]:
-    """Fingerprint one line block into its partition; returns (and marks) its record."""
+def fingerprint_block(task: BlockTask, documents: Callable[[ReadContext], Iterator[Document]]
+                      | None = None) -> dict[str, Any]:
+    """Fingerprint one line block into its partition; returns (and marks) its record.
+    ``documents`` reads the block's records instead of its lines (rows read by Spark)."""
     job, block = task.job, task.block
     stats = SourceStats()
     stats.files += int(block.index == 0)
     fingerprinter = Fingerprinter(job.config)
     started = time.process_time()
-    prints = [fingerprinter(doc) for doc in
-              read_line_block(block, job.split.path, ReadContext(stats, media=job.media))]
+    ctx = ReadContext(stats, media=job.media)
+    prints = [fingerprinter(doc) for doc in (documents(ctx) if documents else
+                                             read_line_block(block, job.split.path, ctx))]
     if prints:
         _write(job, block.index, prints)
     record = {"index": job.index, "file": job.split.file, "path": job.split.path,

@@ -8,7 +8,8 @@ on a file system every executor shares with the driver. Only the small split rec
 source counts, error lines) come back. Tasks are submitted in waves of at most
 ``WAVE_TASKS`` per core and ``WAVE_BYTES`` of dealt lines, so the line blocks of a dealt file
 (which carry their lines) are never all held by the driver; a Spark task runs a few of them in
-turn (many small files make many small tasks).
+turn (many small files make many small tasks). Inputs given as URIs are read through Spark
+instead (:mod:`neardup.engine.spark.sources`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from neardup.engine.fingerprint import BlockTask
+from neardup.engine.fingerprint import BlockTask, FingerprintJob
 from neardup.methods.workers import Mapper
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from neardup.engine.spark.inputs import RemoteFile
 
 __all__ = ["spark_mapper"]
 
@@ -42,16 +45,34 @@ def _waves(tasks: Iterator[Any], most: int) -> Iterator[list[Any]]:
         yield wave
 
 
-def spark_mapper(session: SparkSession) -> Callable[[int], Mapper]:
+def spark_mapper(session: SparkSession, remote: dict[str, RemoteFile] | None = None,
+                 partitions: int = 2) -> Callable[[int], Mapper]:
     """A mapper for :func:`neardup.engine.fingerprint.run_fingerprint` whose tasks run on Spark
-    (the ``workers`` argument of the local mapper is ignored: Spark's parallelism counts)."""
+    (the ``workers`` argument of the local mapper is ignored: Spark's parallelism counts). The
+    splits of ``remote`` files (URI inputs) are read through Spark
+    (:func:`neardup.engine.spark.sources.read_remote`, shuffling into ``partitions``)."""
     context = session.sparkContext
     cores = max(1, context.defaultParallelism)
+    remote = remote or {}
 
     def make(_workers: int) -> Mapper:
         def run(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
-            for wave in _waves(iter(tasks), WAVE_TASKS * cores):
+            held: list[FingerprintJob] = []
+            local = (task for task in tasks if not _held(task, remote, held))
+            for wave in _waves(local, WAVE_TASKS * cores):
                 slices = min(len(wave), 2 * cores)
                 yield from context.parallelize(wave, slices).map(function).collect()
+            if held:
+                from neardup.engine.spark.sources import read_remote
+
+                yield from read_remote(session, held, remote, partitions)
         return run
     return make
+
+
+def _held(task: Any, remote: dict[str, RemoteFile], held: list[FingerprintJob]) -> bool:
+    """Whether ``task`` reads a URI input (then it is kept in ``held`` for Spark's readers)."""
+    if isinstance(task, FingerprintJob) and task.split.path in remote:
+        held.append(task)
+        return True
+    return False

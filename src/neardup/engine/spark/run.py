@@ -13,6 +13,7 @@ file system the executors share with the driver. Outputs, document numbers and s
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -21,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 from neardup.config import DedupConfig
 from neardup.engine.run import EngineOptions, Executor, run_engine
 from neardup.engine.spark.components import spark_components
-from neardup.engine.spark.failure import SparkJobError, failure_line, is_spark_error
+from neardup.engine.spark.failure import as_job_error
 from neardup.engine.spark.fingerprint import spark_mapper
+from neardup.engine.spark.inputs import RemoteFile, resolve_inputs
 from neardup.engine.spark.near import spark_near
 from neardup.engine.spark.session import spark_session
+from neardup.engine.workdir import write_atomic
 from neardup.sources.context import Media
 
 if TYPE_CHECKING:
@@ -49,10 +52,13 @@ class SparkOptions:
             raise ValueError(f"SparkOptions.partitions={self.partitions!r}: must be >= 1")
 
 
-def spark_executor(session: SparkSession, partitions: int) -> Executor:
-    """The stages of a run on ``session``, shuffling into ``partitions`` partitions."""
+def spark_executor(session: SparkSession, partitions: int,
+                   remote: dict[str, RemoteFile] | None = None) -> Executor:
+    """The stages of a run on ``session``, shuffling into ``partitions`` partitions (``remote``:
+    the files of the URI inputs, read through Spark)."""
     context = session.sparkContext
-    return Executor("spark", spark_mapper(session), spark_near(context, partitions),
+    return Executor("spark", spark_mapper(session, remote, partitions),
+                    spark_near(context, partitions),
                     spark_components(session),
                     {"master": context.master, "parallelism": context.defaultParallelism,
                      "partitions": partitions})
@@ -74,17 +80,25 @@ def run_spark(inputs: list[str], out: Path, config: DedupConfig, options: Engine
 def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: DedupConfig,
                    options: EngineOptions, partitions: int | None = None,
                    **keywords: Any) -> dict[str, Any]:
-    """:func:`run_spark` on a session already open (``keywords``: those of ``run_engine``)."""
+    """:func:`run_spark` on a session already open (``keywords``: those of ``run_engine``).
+    Inputs may be URIs and globs of any file system Spark reads
+    (:mod:`neardup.engine.spark.inputs`); the summary lists the inputs as given."""
     parallelism = session.sparkContext.defaultParallelism
     partitions = partitions or 2 * parallelism
     session.conf.set("spark.sql.shuffle.partitions", str(partitions))
-    executor = spark_executor(session, partitions)
     options = dataclasses.replace(options, workers=max(1, parallelism))
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
-            return run_engine(inputs, out, config, options, executor=executor, **keywords)
+            resolved = resolve_inputs(session, inputs)
+            executor = spark_executor(session, partitions, resolved.remote)
+            summary = run_engine(list(resolved.paths), out, config, options, executor=executor,
+                                 **keywords)
     except Exception as error:
-        if is_spark_error(error):
-            raise SparkJobError(failure_line(error)) from error
+        if (failed := as_job_error(error)) is not None:
+            raise failed from error
         raise
+    if list(resolved.paths) != list(inputs):
+        summary["inputs"] = list(inputs)
+        write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
+    return summary

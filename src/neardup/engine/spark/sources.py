@@ -1,0 +1,211 @@
+"""Stage 1 on Spark for inputs given as URIs: the bytes come through Spark, not a shared path.
+
+- WARC, ARC, HTML, text and gzipped JSONL: one task per file. ``SparkContext.binaryFiles`` hands
+  the task the file's bytes; the task writes them to a scratch file on its own disk and reads it
+  with the local engine's reader (:func:`neardup.sources.copies.read_copy`), so the documents,
+  counts and error lines are exactly those of a local read.
+- Plain JSONL: split across tasks by Hadoop's ``TextInputFormat`` (lines end at ``\\n`` only,
+  as locally). A first job counts the lines of every split, so each line gets its number in the
+  file; the lines are then shuffled by block (``chunk_docs`` lines, blank ones included, as
+  locally) and each block is parsed by :func:`neardup.engine.fingerprint.fingerprint_block`.
+- Parquet: Spark's Parquet reader; each row's number is ``_metadata.row_index``; rows are
+  shuffled by block and each block becomes documents as locally (scalar columns only).
+
+Every task writes its fingerprint partitions into the work directory and returns the same
+records as the local engine, so the link stage numbers the documents by (file, block, record)
+exactly as locally. A bad line or row is skipped and counted on the executor.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from neardup.engine.fingerprint import (
+    BlockTask,
+    FingerprintJob,
+    fingerprint_block,
+    fingerprint_split,
+)
+from neardup.engine.spark.inputs import RemoteFile, java_cause
+from neardup.engine.spark.parquet import parquet_blocks, parquet_rows
+from neardup.engine.workdir import WorkDir
+from neardup.sources.copies import read_copy
+from neardup.sources.lineblocks import LineBlock
+from neardup.sources.sniff import Sniffed
+from neardup.sources.stats import SourceStats
+
+if TYPE_CHECKING:
+    from pyspark import RDD
+    from pyspark.sql import SparkSession
+
+__all__ = ["read_remote"]
+
+_TEXT_INPUT = "org.apache.hadoop.mapreduce.lib.input.TextInputFormat"
+_CODECS = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst")
+"""Names Hadoop's line reader would decompress: a plain file named so is read whole."""
+
+
+def _record(job: FingerprintJob, stats: SourceStats) -> dict[str, Any]:
+    """The record of a split read by the driver alone (no partition)."""
+    return {"index": job.index, "file": job.split.file, "path": job.split.path, "blocks": [],
+            "stats": stats.as_dict(), "error_blocks": [0] * len(stats.errors),
+            "cpu_seconds": 0.0, "extract_cpu": 0.0, "fingerprint_cpu": 0.0}
+
+
+def _unread(job: FingerprintJob, remote: RemoteFile, line: str | None = None) -> dict[str, Any]:
+    """A file not read: unreadable (``line`` or the cause found on opening it), binary or of
+    unknown format."""
+    stats = SourceStats()
+    if remote.found is None or line is not None:
+        stats.skip("unreadable-file")
+        stats.error(line or f"{remote.uri}: cannot read ({remote.problem})")
+    else:
+        stats.skip("binary" if remote.found.fmt == "binary" else "unknown-format")
+    record = _record(job, stats)
+    WorkDir.mark_at(job.root, job.marker, record)
+    return record
+
+
+def _merged(job: FingerprintJob, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """One split's record from the records of its blocks (as a dealt file's)."""
+    found = sorted(blocks, key=lambda record: [block for block, _ in record["blocks"]] or [-1])
+    if not any(int(record["stats"]["files"]) for record in found):
+        stats = SourceStats()
+        stats.files = 1  # a readable file without any record
+        found.insert(0, _record(job, stats))
+    merged = {"index": job.index, "path": job.split.path, "records": found}
+    WorkDir.mark_at(job.root, job.marker, merged)
+    return merged
+
+
+def _whole_task(job: FingerprintJob, found: Sniffed, item: tuple[str, bytes]) -> dict[str, Any]:
+    """Executor: fingerprint one whole file from its bytes (through a scratch copy)."""
+    with tempfile.NamedTemporaryFile(prefix="neardup-input-") as copy:
+        copy.write(item[1])
+        copy.flush()
+        return fingerprint_split(job, partial(read_copy, copy.name, job.split.path, found,
+                                              media=job.media))
+
+
+def _whole_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffed]]
+                 ) -> list[dict[str, Any]]:
+    context = session.sparkContext
+    rdds = [context.binaryFiles(job.split.path).map(partial(_whole_task, job, found))
+            for job, found in jobs]
+    records = context.union(rdds).collect() if rdds else []
+    seen = {int(record["index"]) for record in records}
+    missing = [_unread(job, RemoteFile(job.split.path, True, found), f"{job.split.path}: "
+                       "cannot read (Spark's binaryFiles returned no bytes for it)")
+               for job, found in jobs if job.index not in seen]
+    return records + missing
+
+
+def _count(lines: Iterable[str]) -> Iterator[int]:
+    yield sum(1 for _ in lines)
+
+
+def _number(owners: list[int], firsts: list[int], split: int,
+            lines: Iterable[str]) -> Iterator[tuple[tuple[int, int], str]]:
+    """((file, line number), line) of the lines of one Hadoop split."""
+    owner, first = owners[split], firsts[split]
+    for offset, line in enumerate(lines):
+        yield (owner, first + offset), line
+
+
+def _line_block_of(size: int, key: tuple[int, int]) -> int:
+    return key[0] * 1_000_003 + (key[1] - 1) // size
+
+
+def _line_blocks(jobs: list[FingerprintJob],
+                 items: Iterable[tuple[tuple[int, int], str]]) -> Iterator[dict[str, Any]]:
+    """Executor: the sorted lines of whole blocks, each block fingerprinted as a dealt one."""
+    current: tuple[int, int] | None = None
+    lines: list[bytes] = []
+
+    def flush() -> dict[str, Any]:
+        assert current is not None
+        job = jobs[current[0]]
+        block = LineBlock(current[1], current[1] * job.chunk_docs + 1, b"".join(lines))
+        return fingerprint_block(BlockTask(job, block))
+
+    for (owner, number), line in items:
+        key = (owner, (number - 1) // jobs[owner].chunk_docs)
+        if key != current and current is not None:
+            yield flush()
+            lines = []
+        current = key
+        lines.append(line.encode("utf-8", "surrogateescape") + b"\n")
+    if current is not None:
+        yield flush()
+
+
+def _numbered_lines(session: SparkSession, jobs: list[FingerprintJob]) -> RDD[Any]:
+    context = session.sparkContext
+    conf = {"textinputformat.record.delimiter": "\n"}
+    rdds: list[RDD[str]] = [
+        context.newAPIHadoopFile(job.split.path, _TEXT_INPUT, "org.apache.hadoop.io.LongWritable",
+                                 "org.apache.hadoop.io.Text", conf=conf).values()
+        for job in jobs]
+    union = context.union(rdds)
+    owners = [k for k, rdd in enumerate(rdds) for _ in range(rdd.getNumPartitions())]
+    counts = union.mapPartitions(_count).collect()
+    firsts: list[int] = []
+    running: dict[int, int] = {}
+    for owner, count in zip(owners, counts, strict=True):
+        firsts.append(running.get(owner, 0) + 1)
+        running[owner] = running.get(owner, 0) + count
+    return union.mapPartitionsWithIndex(partial(_number, owners, firsts))
+
+
+def _line_files(session: SparkSession, jobs: list[FingerprintJob],
+                partitions: int) -> list[dict[str, Any]]:
+    if not jobs:
+        return []
+    numbered = _numbered_lines(session, jobs)
+    size = jobs[0].chunk_docs
+    blocks = numbered.repartitionAndSortWithinPartitions(partitions, partial(_line_block_of, size))
+    return blocks.mapPartitions(partial(_line_blocks, jobs)).collect()
+
+
+def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[str, RemoteFile],
+                partitions: int) -> Iterator[dict[str, Any]]:
+    """The records of the splits of URI inputs, each file read by Spark as its format wants."""
+    whole: list[tuple[FingerprintJob, Sniffed]] = []
+    lines: list[FingerprintJob] = []
+    tables: list[FingerprintJob] = []
+    for job in jobs:
+        found = remote[job.split.path].found
+        if found is None or found.fmt in ("binary", "unknown"):
+            yield _unread(job, remote[job.split.path])
+        elif job.split.path.rsplit("/", 1)[-1].startswith(("_", ".")):
+            yield _unread(job, remote[job.split.path], f"{job.split.path}: cannot read "
+                          "(Hadoop's input formats skip names starting with _ or .)")
+        elif found.fmt == "parquet":
+            tables.append(job)
+        elif found.fmt == "jsonl" and not found.gz and not job.split.path.endswith(_CODECS):
+            lines.append(job)
+        else:
+            whole.append((job, found))
+    yield from _whole_files(session, whole)
+    yield from _by_split(lines, _line_files(session, lines, partitions))
+    for job in tables:
+        try:
+            frame = parquet_rows(session, job)
+        except Exception as error:  # the footer cannot be read: counted, as locally
+            if not type(error).__module__.startswith(("py4j", "pyspark")):
+                raise
+            yield _unread(job, remote[job.split.path],
+                          f"{job.split.path}: not a readable Parquet file ({java_cause(error)})")
+            continue
+        yield _merged(job, parquet_blocks(frame, job, partitions))
+
+
+def _by_split(jobs: list[FingerprintJob], blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    found: dict[int, list[dict[str, Any]]] = {job.index: [] for job in jobs}
+    for record in blocks:
+        found[int(record["index"])].append(record)
+    for job in jobs:
+        yield _merged(job, found[job.index])

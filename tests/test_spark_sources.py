@@ -1,0 +1,210 @@
+"""Inputs of ``dedup --engine spark`` given as URIs and globs, read through Spark (real local[2]):
+WARC files whole per task, JSONL split by Hadoop, Parquet by Spark's reader. Each run must give
+the local engine's tables and summary on the same files (the sources named ``file:...``)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from neardup.config import DedupConfig
+from neardup.engine import EngineOptions, run_engine
+from neardup.errors import SourceError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installed")
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+WARC = SHARED / "warc"
+TABLES = ("documents", "pairs", "clusters")
+SPLIT_BYTES = 1 << 16
+"""Hadoop's largest input split in these tests: a JSONL file of a few hundred KB is read by
+several tasks."""
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[SparkSession]:
+    from neardup.engine.spark.session import spark_session
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime for Spark")
+    settings = {"spark.sql.files.maxPartitionBytes": str(SPLIT_BYTES),
+                "spark.hadoop.mapreduce.input.fileinputformat.split.maxsize": str(SPLIT_BYTES)}
+    with spark_session("local[2]", 4, settings) as session:
+        yield session
+
+
+def _local_names(value: Any, root: str) -> Any:
+    """``value`` with the ``file:`` URIs under ``root`` written as the local paths."""
+    if isinstance(value, str):
+        return value.replace(f"file://{root}", root).replace(f"file:{root}", root)
+    if isinstance(value, dict):
+        return {key: _local_names(item, root) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_local_names(item, root) for item in value]
+    return value
+
+
+def _table(path: Path, root: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = _local_names(pq.read_table(path).to_pylist(), root)
+    return rows
+
+
+def _summary(folder: Path, root: str) -> dict[str, Any]:
+    summary = _local_names(json.loads((folder / "summary.json").read_text()), root)
+    return {key: value for key, value in summary.items()
+            if key not in ("seconds", "engine", "inputs")}
+
+
+def assert_same(spark: SparkSession, local: list[str], uris: list[str], root: Path, tmp: Path,
+                config: DedupConfig, chunk_docs: int) -> dict[str, Any]:
+    """The local engine on ``local`` and Spark on ``uris`` (the same files): equal tables and
+    summary, once the URIs under ``root`` are written as paths."""
+    from neardup.engine.spark.run import run_in_session
+
+    run_engine(local, tmp / "local", config,
+               EngineOptions(work=tmp / "local-work", chunk_docs=chunk_docs))
+    summary = run_in_session(spark, uris, tmp / "spark", config,
+                             EngineOptions(work=tmp / "spark-work", chunk_docs=chunk_docs))
+    for name in TABLES:
+        expected = pq.read_table(tmp / "local" / f"{name}.parquet").to_pylist()
+        assert _table(tmp / "spark" / f"{name}.parquet", str(root)) == expected, name
+    assert _summary(tmp / "spark", str(root)) == _summary(tmp / "local", str(root))
+    assert summary["inputs"] == uris
+    return summary
+
+
+@pytest.mark.slow
+def test_warc_files_by_glob_and_folder_uri(spark: SparkSession, tmp_path: Path) -> None:
+    if not (WARC / "malformed").is_dir():
+        pytest.skip(f"shared data absent: {WARC}")
+    local = [f"{WARC}/*.gz", str(WARC / "malformed")]
+    uris = [f"file://{WARC}/*.gz", f"file://{WARC / 'malformed'}"]
+    summary = assert_same(spark, local, uris, WARC, tmp_path, DedupConfig(method="simhash"),
+                          chunk_docs=100)
+    assert summary["documents"] > 400
+    assert summary["sources"]["errors"], "the malformed files are counted, not fatal"
+    assert summary["engine"]["partitions"] > 10, "files of several blocks"
+    sources = set(pq.read_table(tmp_path / "spark" / "documents.parquet").column("source")
+                  .to_pylist())
+    assert all(source.startswith("file:/") for source in sources)
+
+
+def _texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(500)]
+    texts: list[str] = []
+    for _ in range(count):
+        if texts and rng.random() < 0.3:
+            words = rng.choice(texts).split()
+            words[rng.randrange(len(words))] = rng.choice(vocabulary)
+            texts.append(" ".join(words))
+        else:
+            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(30, 60))))
+    return texts
+
+
+def _jsonl(folder: Path, count: int) -> tuple[Path, Path]:
+    """A plain and a gzipped JSONL file with bad lines (not JSON, not an object, no text),
+    blank lines, CRLF endings and rows without an id."""
+    lines = []
+    for number, text in enumerate(_texts(count, 7)):
+        row: dict[str, Any] = {"text": text, "url": f"http://h{number % 5}.example/{number}"}
+        if number % 3:
+            row["id"] = f"d{number}"
+        lines.append(json.dumps(row) + ("\r\n" if number % 11 == 0 else "\n"))
+    for at, bad in ((5, "{not json\n"), (400, "[1, 2]\n"), (777, "\n"), (901, '{"html": 3}\n'),
+                    (1200, "   \n")):
+        lines.insert(at, bad)
+    folder.mkdir(parents=True, exist_ok=True)
+    plain, packed = folder / "plain.jsonl", folder / "packed.jsonl.gz"
+    plain.write_text("".join(lines))
+    packed.write_bytes(gzip.compress("".join(reversed(lines)).encode()))
+    return plain, packed
+
+
+@pytest.mark.slow
+def test_jsonl_split_across_tasks_plain_and_gzipped(spark: SparkSession, tmp_path: Path) -> None:
+    plain, _ = _jsonl(tmp_path / "in", 800)
+    lines = spark.sparkContext.newAPIHadoopFile(
+        f"file://{plain}", "org.apache.hadoop.mapreduce.lib.input.TextInputFormat",
+        "org.apache.hadoop.io.LongWritable", "org.apache.hadoop.io.Text")
+    assert lines.getNumPartitions() > 2, "the plain file is read by several tasks"
+    local = [str(plain), str(tmp_path / "in" / "*.gz"), str(tmp_path / "in" / "none-*.jsonl")]
+    uris = [f"file://{plain}", f"file://{tmp_path}/in/*.gz", f"file://{tmp_path}/in/none-*.jsonl"]
+    summary = assert_same(spark, local, uris, tmp_path, tmp_path / "runs",
+                          DedupConfig(method="minhash"), chunk_docs=128)
+    skipped = summary["sources"]["skipped"]
+    assert skipped["json-error"] == 4 and skipped["missing-text"] == 2
+    assert skipped["no-match"] == 1
+    assert summary["documents"] == 1600
+    assert summary["clusters"] < summary["documents"]
+
+
+def _parquet(path: Path, count: int) -> None:
+    """Rows with text, rows with HTML bytes instead, and bad rows (no text, empty text); small
+    row groups, so that Spark reads the file in several tasks."""
+    texts = _texts(count, 11)
+    rows: list[dict[str, Any]] = []
+    for number, text in enumerate(texts):
+        row: dict[str, Any] = {"id": f"p{number}" if number % 4 else None, "text": text,
+                               "html": None, "n": number, "tags": [number]}
+        if number % 9 == 0:
+            row["text"], row["html"] = None, f"<html><body><p>{text}</p></body></html>".encode()
+        rows.append(row)
+    rows[17]["text"] = rows[17]["html"] = None  # a bad row: skipped and counted
+    rows[18]["text"] = ""
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=100)
+
+
+@pytest.mark.slow
+def test_parquet_rows_by_spark_reader_in_a_folder_uri(spark: SparkSession, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _parquet(folder / "rows.parquet", 1200)
+    (folder / "blob.dat").write_bytes(b"\x00\x01" * 100)  # met in the walk: counted binary
+    assert spark.read.parquet(f"file://{folder}/rows.parquet").rdd.getNumPartitions() > 1
+    summary = assert_same(spark, [str(folder)], [f"file://{folder}"], tmp_path, tmp_path / "runs",
+                          DedupConfig(method="simhash"), chunk_docs=150)
+    assert summary["sources"]["skipped"] == {"binary": 1, "empty-payload": 1, "missing-text": 1}
+    assert summary["documents"] == 1198
+
+
+def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path) -> None:
+    from neardup.engine.spark.run import run_in_session
+
+    missing = f"file://{tmp_path}/gone.warc.gz"
+    with pytest.raises(SourceError) as caught:
+        run_in_session(spark, [missing], tmp_path / "out", DedupConfig(),
+                       EngineOptions(work=tmp_path / "work"))
+    assert str(caught.value) == f"{missing}: no such file or directory"
+
+
+def test_a_lost_python_worker_is_one_line_naming_the_cause(spark: SparkSession) -> None:
+    from neardup.engine.spark.failure import SparkJobError, as_job_error
+
+    def kill_own_worker(_: int) -> int:  # shipped by value: the executor cannot import tests
+        os.kill(os.getpid(), signal.SIGKILL)
+        return 0
+
+    with pytest.raises(Exception) as caught:
+        spark.sparkContext.parallelize([1], 1).map(kill_own_worker).collect()
+    failed = as_job_error(caught.value)  # what a run raises for it
+    assert isinstance(failed, SparkJobError)
+    line = str(failed)
+    assert "\n" not in line
+    assert line.startswith("Spark job failed: Python worker exited unexpectedly (crashed) "
+                           "(task "), line
