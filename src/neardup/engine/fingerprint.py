@@ -8,6 +8,13 @@ block, so that the partitions, and the document numbers drawn from their order, 
 the number of workers. When a split has finished, its marker records its blocks' sizes, its
 source counts and the block of each error line. A re-run skips finished splits, and inside an
 unfinished split skips the fingerprinting of blocks already on disk (they are read again).
+
+A large JSONL file shared by few workers is dealt: the parent cuts its stream into line blocks
+(:mod:`neardup.sources.lineblocks`) and each block is one task; for workers on this machine the
+block's lines go through a spool file of the work directory (removed once fingerprinted), which
+costs less CPU than carrying them through the pool's pipe. Before the pool starts, the parent
+fingerprints and writes two tiny documents (:func:`warm_up`) so that the workers it forks start
+with the compiled kernels and pyarrow's lazily loaded modules.
 """
 
 from __future__ import annotations
