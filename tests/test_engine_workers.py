@@ -7,6 +7,7 @@ the earlier run's near pairs instead of verifying old pairs again."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from pathlib import Path
@@ -25,6 +26,7 @@ from neardup.features import shingles
 from neardup.fingerprints import minhash
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.sources import lineblocks
+from neardup.sources.gunzip import GZIP_ERRORS, gunzip
 from neardup.sources.lineblocks import deal_lines
 from test_engine import TABLES, tables, write_corpus
 from test_engine_methods import write_sites
@@ -78,6 +80,12 @@ def test_bucket_stages_give_the_same_files_for_any_workers_and_buckets(
         assert tables(tmp / "one")[name] == tables(tmp / "large")[name]
 
 
+def _lines_of(data: bytes) -> list[bytes]:
+    """``data`` cut after each newline (and only there)."""
+    pieces = data.split(b"\n")
+    return [piece + b"\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=40),
@@ -102,15 +110,29 @@ def test_dealt_blocks_hold_the_lines_a_line_reader_sees(
         broken = True
     monkeypatch.setattr(lineblocks, "_CHUNK", chunk)
     blocks = list(deal_lines(str(path), True, size))
-    got = [line for block in blocks for line in block.data.splitlines(keepends=True)]
+    got = [line for block in blocks for line in _lines_of(block.data)]
     assert [block.index for block in blocks] == list(range(len(blocks)))
     assert all(block.data.count(b"\n") == size for block in blocks[:-1])
     assert (blocks[-1].failure is not None) == broken
     if not broken:
         assert got == expected
-    else:  # whole lines, a prefix of the data (how much precedes the break is the inflater's)
+    else:  # whole lines, a prefix of the data
         assert all(line.endswith(b"\n") for line in got)
         assert b"".join(got) == data[:len(b"".join(got))]
+        assert got[:len(expected)] == expected  # at least what zlib's line reader salvages
+
+
+def test_gunzip_reads_members_and_padding_as_zlib_does(tmp_path: Path) -> None:
+    first, second = b"one\ntwo\n" * 5000, bytes(range(256)) * 3000
+    stream = gzip.compress(first) + b"\0" * 7 + gzip.compress(second)
+    with gunzip(io.BytesIO(stream)) as unzipped:
+        assert unzipped.read() == gzip.decompress(stream) == first + second
+    with gunzip(io.BytesIO(stream + b"junk")) as unzipped, pytest.raises(gzip.BadGzipFile):
+        unzipped.read()
+    damaged = bytearray(gzip.compress(first))
+    damaged[-6] ^= 0xFF  # the CRC no longer matches
+    with gunzip(io.BytesIO(bytes(damaged))) as unzipped, pytest.raises(GZIP_ERRORS):
+        unzipped.read()
 
 
 def test_five_word_shingles_are_hashed_once_per_document(monkeypatch: pytest.MonkeyPatch) -> None:

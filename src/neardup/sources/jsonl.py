@@ -12,7 +12,7 @@ cap, as for every other decompressed input.
 
 from __future__ import annotations
 
-import gzip
+import io
 import json
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
@@ -31,7 +31,7 @@ def line_cap(max_bytes: int) -> int:
     return 4 * max_bytes + (1 << 16)
 
 
-def _bounded_lines(stream: BinaryIO | gzip.GzipFile, cap: int) -> Iterator[bytes | None]:
+def _bounded_lines(stream: BinaryIO | io.BufferedReader, cap: int) -> Iterator[bytes | None]:
     """The lines of ``stream``; None for a line longer than ``cap`` (read past, never held)."""
     while line := stream.readline(cap + 1):
         if len(line) <= cap or line.endswith(b"\n"):
