@@ -2,11 +2,13 @@
 
 Whole ``neardup dedup`` processes (PYTHONDONTWRITEBYTECODE unset, so imports are cached as users
 have them) on the generated corpus of :mod:`scale_corpus` (``--documents`` documents, default
-100,000), laid out as one JSONL.gz file and as 8 files, with simhash and minhash. For each
-(layout, method) the ``--workers 1`` and ``--workers 2`` runs alternate ``--repeat`` times
-(default 3); the result is the ratio of their median wall times (and CPU, with children), with
-the median per-stage seconds of each side from ``summary.json`` and the load average before and
-after every run (the machine is shared: the load is part of the result). The outputs of the two
+100,000), laid out as one single-stream JSONL.gz file and as its 8 part files, with simhash and
+minhash. For each (layout, method) the ``--workers 1`` and ``--workers 2`` runs alternate
+``--repeat`` times (default 3); the result is the ratio of their median wall times (and CPU,
+with children), with the median per-stage wall and CPU seconds of each side from
+``summary.json`` (CPU of the process and its workers: what a loaded machine does not change)
+and the load average before and after every run (the machine is shared: the load is part of
+the result). The outputs of the two
 sides are compared byte for byte (documents, pairs, clusters). Corpora and outputs go to
 ``benchmarks/work/``; results to ``benchmarks/results/engine_workers.json``::
 
@@ -36,7 +38,7 @@ from common import (
     markdown_table,
     write_results,
 )
-from scale_corpus import make_corpus
+from scale_corpus import corpus_parts, make_corpus
 
 WORK = BENCHMARKS_DIR / "work"
 RESULTS = RESULTS_DIR / "engine_workers.json"
@@ -44,23 +46,21 @@ NEARDUP = str(Path(sys.executable).with_name("neardup"))
 OUTPUTS = ("documents.parquet", "pairs.parquet", "clusters.parquet")
 
 
-def split_corpus(corpus: Path, documents: int, files: int) -> list[Path]:
-    """The corpus as ``files`` consecutive JSONL.gz files (made once)."""
-    if files == 1:
-        return [corpus]
-    folder = WORK / f"workers-split-{documents}-{files}"
-    paths = [folder / f"part-{index:02d}.jsonl.gz" for index in range(files)]
-    if all(path.exists() for path in paths):
-        return paths
-    folder.mkdir(parents=True, exist_ok=True)
-    with gzip.open(corpus, "rt") as lines:
-        for index, path in enumerate(paths):
-            temporary = path.with_name(path.name + ".tmp")
-            with gzip.open(temporary, "wt", compresslevel=1) as out:
-                for _ in range((index + 1) * documents // files - index * documents // files):
-                    out.write(next(lines))
-            temporary.replace(path)
-    return paths
+def layouts(documents: int) -> dict[str, list[Path]]:
+    """The generated corpus as its 8 part files, and as one single-member JSONL.gz (made
+    once: one gzip stream, as most crawl exports are, so nothing can seek into it)."""
+    folder = WORK / f"workers-corpus-{documents}"
+    make_corpus(folder, documents)
+    parts = corpus_parts(folder)
+    whole = WORK / f"workers-corpus-{documents}.jsonl.gz"
+    if not whole.exists():
+        temporary = whole.with_name(whole.name + ".tmp")
+        with gzip.open(temporary, "wb", compresslevel=6) as out:
+            for part in parts:
+                with gzip.open(part, "rb") as source:
+                    shutil.copyfileobj(source, out, 1 << 20)
+        temporary.replace(whole)
+    return {"one file": [whole], f"{len(parts)} files": parts}
 
 
 def run(inputs: list[Path], out: Path, method: str, workers: int) -> dict[str, Any]:
@@ -79,13 +79,13 @@ def run(inputs: list[Path], out: Path, method: str, workers: int) -> dict[str, A
     summary = json.loads((out / "summary.json").read_text())
     return {"wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
             "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "stage_seconds": summary["seconds"],
+            "stage_cpu_seconds": summary["cpu_seconds"],
             "load_before": before, "load_after": load_average()}
 
 
-def _median_stages(runs: list[dict[str, Any]]) -> dict[str, float]:
-    names = runs[0]["stage_seconds"].keys()
-    return {name: round(statistics.median(r["stage_seconds"][name] for r in runs), 3)
-            for name in names}
+def _median_stages(runs: list[dict[str, Any]], key: str) -> dict[str, float]:
+    names = runs[0][key].keys()
+    return {name: round(statistics.median(r[key][name] for r in runs), 3) for name in names}
 
 
 def compare(inputs: list[Path], method: str, repeat: int) -> dict[str, Any]:
@@ -100,7 +100,10 @@ def compare(inputs: list[Path], method: str, repeat: int) -> dict[str, Any]:
                         for key in ("wall_s", "cpu_s", "peak_rss_mb")}
               for workers, found in runs.items()}
     return {"runs": runs, "median": median,
-            "median_stage_seconds": {w: _median_stages(found) for w, found in runs.items()},
+            "median_stage_seconds": {w: _median_stages(found, "stage_seconds")
+                                     for w, found in runs.items()},
+            "median_stage_cpu_seconds": {w: _median_stages(found, "stage_cpu_seconds")
+                                         for w, found in runs.items()},
             "wall_speedup": round(median[1]["wall_s"] / median[2]["wall_s"], 3),
             "identical_outputs": identical}
 
@@ -112,14 +115,10 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["simhash", "minhash"])
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    corpus = WORK / f"corpus-{args.documents}.jsonl.gz"
-    make_corpus(corpus, args.documents)
-    layouts = {"one file": split_corpus(corpus, args.documents, 1),
-               "8 files": split_corpus(corpus, args.documents, 8)}
     results: dict[str, Any] = {"environment": environment(["neardup", "numpy", "pyarrow"]),
                                "documents": args.documents, "repeat": args.repeat, "cases": {}}
     rows = []
-    for layout, inputs in layouts.items():
+    for layout, inputs in layouts(args.documents).items():
         for method in args.methods:
             found = compare(inputs, method, args.repeat)
             results["cases"][f"{layout} / {method}"] = found

@@ -1,10 +1,15 @@
-"""The bucket stages (exact levels, candidate joins, verification) give byte-identical outputs
-whatever the number of workers, and the same pair records whatever the number of buckets; and
-``--against`` reuses the earlier run's near pairs instead of verifying old pairs again."""
+"""The bucket stages (exact levels, templates, candidate joins, verification) give
+byte-identical outputs whatever the number of workers, with several files or one gzip file whose
+line blocks are dealt to the workers, and the same pair records whatever the number of buckets;
+the dealer cuts a stream into the lines a line-by-line reader sees; and ``--against`` reuses
+the earlier run's near pairs instead of verifying old pairs again."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +25,11 @@ from neardup.engine.pairfiles import PAIR
 from neardup.features import shingles
 from neardup.fingerprints import minhash
 from neardup.methods.fingerprinter import Fingerprinter
+from neardup.sources import lineblocks
+from neardup.sources.gunzip import GZIP_ERRORS, gunzip
+from neardup.sources.lineblocks import deal_lines
 from test_engine import TABLES, tables, write_corpus
+from test_engine_methods import write_sites
 
 PAIR_FILES = {"exact/pairs.bin": PAIR, "near/pairs.bin": PAIR,
               "near/candidates/pairs.bin": CANDIDATE}
@@ -40,26 +49,90 @@ def _files(out: Path, work: Path) -> dict[str, bytes]:
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["simhash", "minhash"]),
        bucket_bytes=st.sampled_from([128, 1024, 1 << 22]), workers=st.sampled_from([2, 3]),
-       seed=st.integers(0, 1000))
+       one_gzip=st.booleans(), seed=st.integers(0, 1000))
 def test_bucket_stages_give_the_same_files_for_any_workers_and_buckets(
         tmp_path_factory: pytest.TempPathFactory, method: str, bucket_bytes: int, workers: int,
-        seed: int) -> None:
+        one_gzip: bool, seed: int) -> None:
     tmp = tmp_path_factory.mktemp("workers")
-    inputs = write_corpus(tmp / "corpus", 160, 2, seed)
+    inputs = write_sites(tmp / "corpus", 160, seed)  # hosts, one with a template frame
+    if one_gzip:  # one stream, dealt to the workers in blocks of 40 lines through spool files
+        packed = tmp / "one.jsonl.gz"
+        packed.write_bytes(gzip.compress(b"".join(Path(p).read_bytes() for p in inputs)))
+        inputs = [str(packed)]
     config = DedupConfig(method=method)  # type: ignore[arg-type]
     runs = [("large", 1, 1 << 22), ("one", 1, bucket_bytes), ("many", workers, bucket_bytes)]
     found = {}
     for name, count, size in runs:
         options = EngineOptions(work=tmp / f"work-{name}", chunk_docs=40, bucket_bytes=size,
-                                workers=count)
+                                workers=count, shared_bytes=0 if one_gzip else 1 << 30)
         summary = run_engine(inputs, tmp / name, config, options)
         assert summary["near"]["verified"] > 0
+        assert summary["templates"]["hosts_with_templates"] >= 1
         found[name] = _files(tmp / name, options.work)
+    blocks = list((tmp / "work-many" / "done" / "fingerprint").glob("f000000-b*.json"))
+    assert len(blocks) == (4 if one_gzip else 0)  # 160 lines in blocks of 40, each marked
+    spools = tmp / "work-many" / "fingerprint" / "lines"
+    assert not spools.exists() or not any(spools.iterdir())  # each removed once fingerprinted
     assert found["many"] == found["one"]  # byte for byte, whatever the workers
     for name in (*ARRAYS, *PAIR_FILES):  # the same records, whatever the buckets
         assert found["one"][name] == found["large"][name], name
     for name in TABLES:  # (the Parquet row groups follow the buckets; the rows do not)
         assert tables(tmp / "one")[name] == tables(tmp / "large")[name]
+
+
+def _lines_of(data: bytes) -> list[bytes]:
+    """``data`` cut after each newline (and only there)."""
+    pieces = data.split(b"\n")
+    return [piece + b"\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=40),
+       last_newline=st.booleans(), chunk=st.integers(1, 64), size=st.integers(1, 9),
+       cut=st.integers(0, 30))
+def test_dealt_blocks_hold_the_lines_a_line_reader_sees(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[bytes], last_newline: bool,
+        chunk: int, size: int, cut: int) -> None:
+    """Read in pieces of ``chunk`` bytes, the dealer's blocks are the lines of ``size`` (a
+    gzip stream cut short: the whole lines before the break, and the error in the last block)."""
+    data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    packed = gzip.compress(data)
+    path = tmp_path / "lines.jsonl.gz"
+    cut = min(cut, len(packed) - 11)  # the 10-byte header stays
+    path.write_bytes(packed[:len(packed) - cut] if cut else packed)
+    expected: list[bytes] = []
+    try:
+        with gzip.open(path, "rb") as stream:
+            expected.extend(stream)
+        broken = False
+    except (EOFError, zlib.error):
+        broken = True
+    monkeypatch.setattr(lineblocks, "_CHUNK", chunk)
+    blocks = list(deal_lines(str(path), True, size))
+    got = [line for block in blocks for line in _lines_of(block.data)]
+    assert [block.index for block in blocks] == list(range(len(blocks)))
+    assert all(block.data.count(b"\n") == size for block in blocks[:-1])
+    assert (blocks[-1].failure is not None) == broken
+    if not broken:
+        assert got == expected
+    else:  # whole lines, a prefix of the data
+        assert all(line.endswith(b"\n") for line in got)
+        assert b"".join(got) == data[:len(b"".join(got))]
+        assert got[:len(expected)] == expected  # at least what zlib's line reader salvages
+
+
+def test_gunzip_reads_members_and_padding_as_zlib_does(tmp_path: Path) -> None:
+    first, second = b"one\ntwo\n" * 5000, bytes(range(256)) * 3000
+    stream = gzip.compress(first) + b"\0" * 7 + gzip.compress(second)
+    with gunzip(io.BytesIO(stream)) as unzipped:
+        assert unzipped.read() == gzip.decompress(stream) == first + second
+    with gunzip(io.BytesIO(stream + b"junk")) as unzipped, pytest.raises(gzip.BadGzipFile):
+        unzipped.read()
+    damaged = bytearray(gzip.compress(first))
+    damaged[-6] ^= 0xFF  # the CRC no longer matches
+    with gunzip(io.BytesIO(bytes(damaged))) as unzipped, pytest.raises(GZIP_ERRORS):
+        unzipped.read()
 
 
 def test_five_word_shingles_are_hashed_once_per_document(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,10 +8,18 @@ block, so that the partitions, and the document numbers drawn from their order, 
 the number of workers. When a split has finished, its marker records its blocks' sizes, its
 source counts and the block of each error line. A re-run skips finished splits, and inside an
 unfinished split skips the fingerprinting of blocks already on disk (they are read again).
+
+A large JSONL file shared by few workers is dealt: the parent cuts its stream into line blocks
+(:mod:`neardup.sources.lineblocks`) and each block is one task; for workers on this machine the
+block's lines go through a spool file of the work directory (removed once fingerprinted), which
+costs less CPU than carrying them through the pool's pipe. Before the pool starts, the parent
+fingerprints and writes two tiny documents (:func:`warm_up`) so that the workers it forks start
+with the compiled kernels and pyarrow's lazily loaded modules.
 """
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -156,6 +164,8 @@ def fingerprint_block(task: BlockTask, documents: Callable[[ReadContext], Iterat
                                              read_line_block(block, job.split.path, ctx))]
     if prints:
         _write(job, block.index, prints)
+    if block.spool is not None:
+        Path(block.spool).unlink(missing_ok=True)
     record = {"index": job.index, "file": job.split.file, "path": job.split.path,
               "blocks": [[block.index, len(prints)]] if prints else [],
               "stats": stats.as_dict(), "error_blocks": [block.index] * len(stats.errors),
@@ -178,8 +188,8 @@ class _Dealer:
     already marked are not dealt again); :meth:`finish` marks each dealt file once all its
     blocks have come back."""
 
-    def __init__(self, work: WorkDir, jobs: list[FingerprintJob]) -> None:
-        self.work, self.jobs = work, jobs
+    def __init__(self, work: WorkDir, jobs: list[FingerprintJob], spool: Path | None) -> None:
+        self.work, self.jobs, self.spool = work, jobs, spool
         self.blocks: dict[int, list[dict[str, Any]]] = {}
         self.dealt: dict[int, int] = {}
 
@@ -196,8 +206,11 @@ class _Dealer:
                 task = BlockTask(job, block)
                 if (record := self.work.done(task.marker)) is not None:
                     self.blocks.setdefault(job.index, []).append(record)
-                else:
+                elif self.spool is None:
                     yield task
+                else:
+                    name = f"{partition_name(job.split.file, block.index)}.jsonl"
+                    yield BlockTask(job, block.spooled(self.spool / name))
             self.dealt[job.index] = count
 
     def finish(self, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -214,21 +227,30 @@ class _Dealer:
         return [merged]
 
 
-def warm_up(config: DedupConfig) -> None:
-    """Fingerprint two small documents in this process, so that worker processes forked from it
-    inherit the compiled kernels instead of each loading them (about 0.4 s of CPU apiece)."""
+def warm_up(config: DedupConfig, scratch: Path) -> None:
+    """Fingerprint two small documents in this process and write them as a partition in
+    ``scratch`` (then removed), so that worker processes forked from it inherit the compiled
+    kernels and the modules pyarrow loads lazily (pandas) instead of each loading them (about
+    0.4 s and 0.4 s of CPU apiece)."""
     fingerprinter = Fingerprinter(config)
-    fingerprinter(Document(id="warm-up", raw=b"one two three four five six", kind="text"))
-    fingerprinter(Document(id="warm-up", raw=b"<html><body><p>one two three</p></body></html>"))
+    prints = [fingerprinter(Document(id="warm-up", raw=b"one two three four five six",
+                                     kind="text")),
+              fingerprinter(Document(id="warm-up",
+                                     raw=b"<html><body><p>one two three</p></body></html>"))]
+    job = FingerprintJob(config, InputSplit("warm-up", True), 0, scratch, 1, "html")
+    _write(job, 0, prints)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run_fingerprint(work: WorkDir, jobs: list[FingerprintJob],
                     map_jobs: Callable[[Callable[[Any], dict[str, Any]], Iterator[Any]],
                                        Iterator[dict[str, Any]]],
                     progress: Callable[[int], None] | None = None, *,
-                    workers: int = 1) -> list[dict[str, Any]]:
+                    workers: int = 1, spool: bool = False) -> list[dict[str, Any]]:
     """Fingerprint every split not yet marked done; the records of all splits, in order (a
-    dealt file's record lists its blocks' records)."""
+    dealt file's record lists its blocks' records). With ``spool``, the lines of dealt blocks
+    go to the workers through files of the work directory, not with the tasks (for workers
+    on this machine: a pipe costs more CPU than the page cache)."""
     records: dict[int, dict[str, Any]] = {}
     pending = []
     for job in jobs:
@@ -240,8 +262,11 @@ def run_fingerprint(work: WorkDir, jobs: list[FingerprintJob],
     if progress is not None:
         progress(len(records))
     if pending and workers > 1:
-        warm_up(pending[0].config)
-    dealer = _Dealer(work, pending)
+        warm_up(pending[0].config, work.root / "warm-up")
+    folder = work.root / STAGE / "lines" if spool and workers > 1 else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    dealer = _Dealer(work, pending, folder)
     for record in map_jobs(fingerprint_task, dealer.tasks()):
         for done in dealer.finish(record):
             records[int(done["index"])] = done

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import resource
 import shutil
 import sys
 import time
@@ -46,7 +47,7 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.verify import pairs_of_new
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.methods.pairs import Pairs
-from neardup.methods.workers import Mapper, task_map
+from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_map
 from neardup.overlap.phases import PhaseMeter
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
@@ -151,6 +152,29 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
     return path
 
 
+class _CpuLaps(PhaseMeter):
+    """A :class:`PhaseMeter` that also notes the CPU seconds of each phase, of this process and
+    its workers together (the machine's load changes wall times, not CPU times)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cpu: dict[str, float] = {}
+        self._cpu_last = self._now()
+
+    @staticmethod
+    def _now() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+                + pool_cpu_seconds())
+
+    def lap(self, name: str) -> None:
+        super().lap(name)
+        now = self._now()
+        self.cpu[name] = round(self.cpu.get(name, 0.0) + now - self._cpu_last, 3)
+        self._cpu_last = now
+
+
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
                media: Media = "html", fmt: str = "parquet",
                progress: Callable[[str, int, int], None] | None = None,
@@ -159,7 +183,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
     new ones (:mod:`neardup.engine.against`)."""
-    started, laps = time.perf_counter(), PhaseMeter()
+    started, laps = time.perf_counter(), _CpuLaps()
     executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
@@ -175,17 +199,19 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
-    records = run_fingerprint(work, jobs, (executor.mapper or task_map)(options.workers), report,
-                              workers=options.workers)
-    laps.lap("read_extract_fingerprint")
-    _step(progress, "exact", 0)
-    catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
-    old = sum(part.count for part in catalog.parts[:len(old_parts)])
-    reuse = old_near_pairs(against, config, [part.dropped for part in
-                                             catalog.parts[:len(old_parts)]]) if against else None
-    with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0):
-        exact, near_folder, near, clusters, pair_files = _bucket_stages(
-            work, config, catalog, options, progress, laps, reuse or (), executor)
+    with shared_pool(options.workers):  # one pool for every stage
+        records = run_fingerprint(work, jobs, (executor.mapper or task_map)(options.workers),
+                                  report, workers=options.workers, spool=executor.mapper is None)
+        laps.lap("read_extract_fingerprint")
+        _step(progress, "exact", 0)
+        catalog = build_catalog(work, old_parts + partitions_of(work.root, records))
+        old = sum(part.count for part in catalog.parts[:len(old_parts)])
+        reuse = old_near_pairs(against, config, [part.dropped for part in
+                                                 catalog.parts[:len(old_parts)]]) \
+            if against else None
+        with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0):
+            exact, near_folder, near, clusters, pair_files = _bucket_stages(
+                work, config, catalog, options, progress, laps, reuse or (), executor)
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
@@ -207,6 +233,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
                               "new_documents": catalog.documents - old, **decided}
     summary["seconds"] = laps.seconds | _cpu(records) | {
         "total": round(time.perf_counter() - started, 4)}
+    summary["cpu_seconds"] = laps.cpu | {"total": round(sum(laps.cpu.values()), 3)}
     write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
 

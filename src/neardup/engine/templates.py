@@ -2,9 +2,12 @@
 
 Each exact-level survivor's (host key, shingle) rows are routed by host to buckets on disk, so
 that every row of one host lands in one bucket; each bucket is counted with
-:func:`neardup.features.templates.templates_of_rows`. Only the template sets (small: the frame
-of each large host) stay in memory (for method ``chunks`` the chunk fingerprints are counted
-the same way, :func:`run_chunk_templates`). :class:`ContentReader` then hands the later stages each
+:func:`neardup.features.templates.templates_of_rows`. Both steps run in the worker pool
+(:func:`neardup.engine.buckets.bucket_map`): one task per partition routes its rows into its
+own file, one task per bucket counts the bucket's rows read from every such file. Only the
+template sets (small: the frame of each large host) stay in memory (for method ``chunks`` the
+chunk fingerprints are counted the same way, :func:`run_chunk_templates`).
+:class:`ContentReader` then hands the later stages each
 document's content set (its set without its host's templates) and, for min-hash, the signature
 of that set: the same values as the in-memory path (:mod:`neardup.pipeline.templates`).
 """
@@ -12,6 +15,7 @@ of that set: the same values as the in-memory path (:mod:`neardup.pipeline.templ
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +24,8 @@ import numpy.typing as npt
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig
-from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
+from neardup.config.text import TemplateConfig
+from neardup.engine.buckets import bucket_count, bucket_map, read_routed, spread, write_routed
 from neardup.engine.catalog import Catalog, Part
 from neardup.engine.partition import read_features, read_meta, shingle_slices
 from neardup.engine.workdir import read_array
@@ -62,31 +67,80 @@ def _chunk_sets(part: Part, local: I64) -> tuple[U64, I64]:
     return (np.concatenate(sets) if sets else np.empty(0, np.uint64)), offsets
 
 
-def _count_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                     writer: BucketWriter | None, sets_of: SetsOf) -> TemplateSet:
-    """Route each survivor's (host key, value) rows by host, then count bucket by bucket."""
-    found = TemplateSet()
-    for part in catalog.parts:
-        keys, hosts = host_keys(part)
-        local = np.flatnonzero(survivors[part.start:part.start + part.count]).astype(np.int64)
-        for key, host in zip(keys[local].tolist(), [hosts[i] for i in local.tolist()],
-                             strict=True):
-            found.pages[key] = found.pages.get(key, 0) + 1
-            if host:
-                found.names.setdefault(key, host.lower())
-        if writer is None or local.size == 0:
-            continue
-        row_hosts, row_values = host_rows(keys[local], *sets_of(part, local))
+@dataclass(frozen=True, slots=True)
+class _RouteTask:
+    """One partition's survivors (``local``: rows among its kept rows), for a worker: count
+    their hosts' pages and write their (host, value) rows routed to ``count`` buckets."""
+
+    part: Part
+    local: I64
+    sets_of: SetsOf | None
+    out: Path
+    count: int
+
+
+def _route_part(task: _RouteTask) -> tuple[dict[int, int], dict[int, str]]:
+    """The pages and names of the hosts of one partition's survivors (in document order)."""
+    keys, hosts = host_keys(task.part)
+    pages: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for key, host in zip(keys[task.local].tolist(), [hosts[i] for i in task.local.tolist()],
+                         strict=True):
+        pages[key] = pages.get(key, 0) + 1
+        if host:
+            names.setdefault(key, host.lower())
+    if task.sets_of is not None and task.local.size:
+        row_hosts, row_values = host_rows(keys[task.local], *task.sets_of(task.part, task.local))
         rows = np.empty(row_hosts.size, dtype=ROW)
         rows["host"], rows["shingle"] = row_hosts, row_values
-        writer.add(rows, spread(row_hosts))
-    if writer is None:
+        write_routed(task.out, rows, spread(row_hosts), task.count)
+    return pages, names
+
+
+@dataclass(frozen=True, slots=True)
+class _CountTask:
+    """One bucket of (host, value) rows to count, with the page counts of its hosts."""
+
+    sources: tuple[Path, ...]
+    bucket: int
+    pages: dict[int, int]
+    config: TemplateConfig
+
+
+def _count_bucket(task: _CountTask) -> dict[int, U64]:
+    found = [read_routed(path, task.bucket, ROW) for path in task.sources]
+    rows = np.concatenate(found) if found else np.empty(0, dtype=ROW)
+    return templates_of_rows(rows["host"], rows["shingle"], task.pages, task.config)
+
+
+def _count_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                     folder: Path, count: int | None, sets_of: SetsOf) -> TemplateSet:
+    """Route each survivor's (host key, value) rows by host, partition by partition, then count
+    bucket by bucket (``count`` buckets; None: the pages only), both in the worker pool. The
+    rows of a bucket come in partition order, as one pass would route them."""
+    found = TemplateSet()
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = [_RouteTask(part, np.flatnonzero(survivors[part.start:part.start + part.count])
+                        .astype(np.int64), None if count is None else sets_of,
+                        folder / f"rows-{index:06d}.bin", count or 1)
+             for index, part in enumerate(catalog.parts)]
+    for pages, names in bucket_map(_route_part, tasks):
+        for key, value in pages.items():
+            found.pages[key] = found.pages.get(key, 0) + value
+        for key, name in names.items():
+            found.names.setdefault(key, name)
+    if count is None:
         return found
-    writer.close()
-    for bucket in range(writer.count):
-        rows = read_bucket(writer.folder, bucket, ROW)
-        found.shingles.update(templates_of_rows(rows["host"], rows["shingle"], found.pages,
-                                                config.templates))
+    sources = tuple(task.out for task in tasks if task.out.exists())
+    keys = np.fromiter(found.pages, dtype=np.uint64, count=len(found.pages))
+    routes = (spread(keys) & np.uint64(count - 1)).tolist()
+    by_bucket: list[dict[int, int]] = [{} for _ in range(count)]
+    for key, route in zip(found.pages, routes, strict=True):
+        by_bucket[route][key] = found.pages[key]
+    counts = [_CountTask(sources, bucket, by_bucket[bucket], config.templates)
+              for bucket in range(count)]
+    for shingles in bucket_map(_count_bucket, counts):
+        found.shingles.update(shingles)
     return found
 
 
@@ -95,9 +149,8 @@ def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
     """The template shingles of every host among the survivors."""
     shingles = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
                    for part in catalog.parts)
-    writer = BucketWriter(folder, bucket_count(shingles * ROW.itemsize, budget), ROW) \
-        if config.templates.enabled else None
-    return _count_templates(config, catalog, survivors, writer, _shingle_sets)
+    count = bucket_count(shingles * ROW.itemsize, budget) if config.templates.enabled else None
+    return _count_templates(config, catalog, survivors, folder, count, _shingle_sets)
 
 
 def run_chunk_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -107,8 +160,8 @@ def run_chunk_templates(config: DedupConfig, catalog: Catalog, survivors: npt.ND
     if not config.templates.enabled:
         return {}
     stored = sum((part.folder / "features.pkl").stat().st_size for part in catalog.parts)
-    writer = BucketWriter(folder, bucket_count(4 * stored, budget), ROW)
-    return _count_templates(config, catalog, survivors, writer, _chunk_sets).shingles
+    return _count_templates(config, catalog, survivors, folder,
+                            bucket_count(4 * stored, budget), _chunk_sets).shingles
 
 
 class ContentReader:

@@ -1,7 +1,9 @@
 """Run a per-item function over a stream, in order, in this process or a pool of processes.
 
 Results come back in input order whatever the number of workers, so the output of a run never
-depends on it. Items travel in batches to amortise pickling.
+depends on it. Items travel in batches to amortise pickling. Inside :func:`shared_pool`, every
+:func:`task_map` of that many workers maps in one pool started once (a batch run's stages share
+it instead of each forking and warming new processes).
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["Mapper", "default_workers", "ignore_interrupts", "ordered_map", "serial_map",
-           "stop_pool", "task_map"]
+__all__ = ["Mapper", "default_workers", "ignore_interrupts", "ordered_map", "pool_cpu_seconds",
+           "serial_map", "shared_pool", "stop_pool", "task_map"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 _worker_fn: Callable[..., object] | None = None
+_SHARED: list[tuple[int, ProcessPoolExecutor]] = []
 
 
 def default_workers() -> int:
@@ -93,19 +97,69 @@ def serial_map(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator
     return map(function, tasks)
 
 
+def pool_cpu_seconds() -> float:
+    """The CPU seconds the live processes of the shared pools have used so far (Linux: read
+    from /proc; 0 elsewhere). Once a pool has ended, its processes count among this process's
+    reaped children (``resource.RUSAGE_CHILDREN``) instead."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    for _, pool in _SHARED:
+        for pid in list(getattr(pool, "_processes", None) or {}):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / ticks
+
+
+def _shared_worker() -> None:
+    """In a worker of a shared pool: no Ctrl-C, and no pool of the parent's to map in."""
+    ignore_interrupts()
+    _SHARED.clear()
+
+
+@contextmanager
+def shared_pool(workers: int) -> Iterator[None]:
+    """Inside, :func:`task_map` of ``workers`` (more than one) runs in one pool, whose
+    processes start at its first task and end on leaving (now, on an error)."""
+    if workers <= 1:
+        yield
+        return
+    pool = ProcessPoolExecutor(workers, initializer=_shared_worker)
+    _SHARED.append((workers, pool))
+    try:
+        yield
+    except BaseException:
+        stop_pool(pool)
+        raise
+    finally:
+        _SHARED.remove((workers, pool))
+        pool.shutdown(wait=True)
+
+
 def task_map(workers: int) -> Mapper:
     """A :data:`Mapper` over ``workers`` processes (this process alone for one), with at most
-    two tasks per worker in flight (tasks may carry data); the pool lives for one call."""
+    two tasks per worker in flight (tasks may carry data); the pool lives for one call, or is
+    the :func:`shared_pool` of as many workers."""
     if workers <= 1:
         return serial_map
 
     def run(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
-        with ProcessPoolExecutor(workers, initializer=ignore_interrupts) as pool:
-            try:
-                yield from _in_flight(pool, function, tasks, 2 * workers)
-            except BaseException:  # Ctrl-C or an error: end the workers now, quietly
-                stop_pool(pool)
-                raise
+        shared = [pool for count, pool in _SHARED if count == workers]
+        pool = shared[-1] if shared else ProcessPoolExecutor(workers,
+                                                             initializer=ignore_interrupts)
+        try:
+            yield from _in_flight(pool, function, tasks, 2 * workers)
+        except GeneratorExit:  # the caller stopped early: the pool goes on
+            raise
+        except BaseException:  # Ctrl-C or an error: end the workers now, quietly
+            stop_pool(pool)
+            raise
+        finally:
+            if not shared:
+                pool.shutdown(wait=True)
     return run
 
 

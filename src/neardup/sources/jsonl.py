@@ -12,15 +12,15 @@ cap, as for every other decompressed input.
 
 from __future__ import annotations
 
-import gzip
+import io
 import json
-import zlib
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from neardup.document import Document
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
+from neardup.sources.gunzip import GZIP_ERRORS, gunzip
 from neardup.sources.rows import row_to_document
 
 __all__ = ["line_cap", "read_jsonl", "read_jsonl_stream", "read_lines"]
@@ -31,7 +31,7 @@ def line_cap(max_bytes: int) -> int:
     return 4 * max_bytes + (1 << 16)
 
 
-def _bounded_lines(stream: BinaryIO | gzip.GzipFile, cap: int) -> Iterator[bytes | None]:
+def _bounded_lines(stream: BinaryIO | io.BufferedReader, cap: int) -> Iterator[bytes | None]:
     """The lines of ``stream``; None for a line longer than ``cap`` (read past, never held)."""
     while line := stream.readline(cap + 1):
         if len(line) <= cap or line.endswith(b"\n"):
@@ -57,10 +57,10 @@ def read_jsonl_stream(raw: BinaryIO, source: str, gz: bool, ctx: ReadContext,
         yield from _lines(_bounded_lines(raw, cap), source, ctx, cursor, [0])
         return
     seen = [0]
-    with gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
+    with gunzip(raw) as unzipped:
         try:
             yield from _lines(_bounded_lines(unzipped, cap), source, ctx, cursor, seen)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+        except GZIP_ERRORS as err:
             if cursor is not None and not cursor.owns_record(seen[0]):
                 return
             ctx.stats.skip("truncated-record" if isinstance(err, EOFError) else "bad-record")
