@@ -26,7 +26,8 @@ import numpy.typing as npt
 
 from neardup.errors import ConfigError, OutputError
 
-__all__ = ["WorkDir", "fsync_dir", "publish_dir", "read_array", "write_array", "write_atomic"]
+__all__ = ["WorkDir", "drop_scratch", "fsync_dir", "publish_dir", "read_array", "write_array",
+           "write_atomic"]
 
 IDENTITY = "identity.json"
 TMP_SUFFIX = ".tmp"
@@ -75,6 +76,18 @@ def publish_dir(temporary: Path, final: Path) -> None:
         shutil.rmtree(final)
     os.replace(temporary, final)
     fsync_dir(final.parent)
+
+
+def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:
+    """Remove every entry of a stage's temporary ``folder`` but ``keep`` (its results), before
+    it is published: the buckets and joins that made them are read by no later stage."""
+    for path in list(folder.iterdir()):
+        if path.name in keep:
+            continue
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
