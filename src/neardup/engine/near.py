@@ -49,8 +49,9 @@ from neardup.pipeline.templates import content_prints
 __all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
 
 STAGE = "near"
-NEAR_RESULTS = ("pairs.bin", "tables.pkl")
-"""What the near stage keeps (cluster, outputs and later ``--against`` runs read them)."""
+NEAR_RESULTS = ("pairs.bin", "tables.pkl", "candidates/pairs.bin")
+"""What the near stage keeps (cluster, outputs and later ``--against`` runs read the verified
+pairs; the candidate pairs, 16 bytes each, are kept for inspection)."""
 OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa")
 
 

@@ -80,11 +80,16 @@ def publish_dir(temporary: Path, final: Path) -> None:
 
 def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:
     """Remove every entry of a stage's temporary ``folder`` but ``keep`` (its results), before
-    it is published: the buckets and joins that made them are read by no later stage."""
+    it is published: the buckets and joins that made them are read by no later stage. A kept
+    name may be a path inside a sub-folder (``candidates/pairs.bin``)."""
     for path in list(folder.iterdir()):
         if path.name in keep:
             continue
-        if path.is_dir():
+        inner = tuple(name.split("/", 1)[1] for name in keep
+                      if name.startswith(f"{path.name}/"))
+        if inner and path.is_dir():
+            drop_scratch(path, inner)
+        elif path.is_dir():
             shutil.rmtree(path)
         else:
             path.unlink()
