@@ -1,19 +1,21 @@
 """Scale: ``neardup dedup`` as whole processes over generated JSONL.gz corpora.
 
 For each size (``--documents``), a corpus of 2 to 5 KB documents with planted exact and near
-copies (scale_corpus.py, 8 files) is generated once under benchmarks/work/. Then, per method
-(``--methods``, default simhash then minhash), one ``neardup dedup`` process runs over it under
-``nice -n 5``; recorded: wall and CPU seconds (the process and its workers, from wait4), peak
-RSS (the largest single process, and the largest sum over the process tree sampled every 50 ms),
-work-directory bytes per document, the free disk it took at its peak, the load average, and
-the recall (per edit level) and precision of the planted pairs. A run's outputs and work
+copies (scale_corpus.py, 8 files) is generated once under benchmarks/work/ (``--corpus-dir``
+elsewhere; the runs' outputs go there too). Then, per method (``--methods``, default simhash
+then minhash), one ``neardup dedup`` process runs over it under ``nice -n 5``; recorded: wall
+and CPU seconds (the process and its workers, from wait4), peak RSS (the largest single
+process, and the largest sum over the process tree sampled every 50 ms), work-directory bytes
+per document (in all and per file kind), the free disk it took at its peak, the load average,
+and the recall (per edit level) and precision of the planted pairs. A run's outputs and work
 directory are deleted once measured. A run is refused when the free disk is less than the
-planner's work estimate plus 6 GB, and killed when the free disk falls below 3 GB (both said
-in the results). ``--parts K`` runs on the first K files only. ``--speedup N`` also times
-``--workers 1`` against ``--workers 2`` on the first N documents, as one file and as 8 files,
-interleaved, ``--repeat`` times each (medians). ``--datatrove N`` runs datatrove's minhash
-deduplication (scale_datatrove.py) on the first N documents beside ``neardup --method minhash
---workers 1``. Results are merged into benchmarks/results/scale.json (one entry per size).
+planner's work estimate plus 6 GB (``--disk-margin GB``), and killed when the free disk falls
+below 3 GB (both said in the results). ``--parts K`` runs on the first K files only.
+``--speedup N`` also times ``--workers 1`` against ``--workers 2`` on the first N documents,
+as one file and as 8 files, interleaved, ``--repeat`` times each (medians). ``--datatrove N``
+runs datatrove's minhash deduplication (scale_datatrove.py) on the first N documents beside
+``neardup --method minhash --workers 1``. Results are merged into
+benchmarks/results/scale.json (one entry per size).
 
     python benchmarks/scale.py --documents 100000 --speedup 100000 --datatrove 30000
     python benchmarks/scale.py --documents 10000000 --methods simhash
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +49,23 @@ from neardup.errors import ConfigError
 from scale_corpus import PARTS, corpus_parts, make_corpus
 
 WORK = BENCHMARKS_DIR / "work"
+"""The default folder of the corpora (``scale-N/``), split copies and run outputs."""
 RESULTS = RESULTS_DIR / "scale.json"
 NEARDUP = str(Path(sys.executable).with_name("neardup"))
 NICE = ["nice", "-n", "5"]
 DISK_MARGIN = 6 * 10**9  # refuse to start a run unless its predicted work fits with this to spare
 DISK_FLOOR = 3 * 10**9  # kill a run when the free space falls below this
+
+
+@dataclass(slots=True)
+class Settings:
+    """Set once from the command line (``--corpus-dir``, ``--disk-margin``)."""
+
+    work: Path = WORK
+    disk_margin: int = DISK_MARGIN
+
+
+SETTINGS = Settings()
 
 
 def _tree(pid: int) -> list[int]:
@@ -76,14 +91,29 @@ def _rss(pid: int) -> int:
 
 
 def free_bytes() -> int:
-    return shutil.disk_usage(WORK).free
+    return shutil.disk_usage(SETTINGS.work).free
+
+
+def _live_bytes(folder: Path) -> int:
+    """The bytes of the files under ``folder`` now (files a running stage removes meanwhile are
+    skipped)."""
+    total = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return total
 
 
 class _Watch:
-    """What the poll loop of :func:`measure` sees: tree RSS, free disk, load."""
+    """What the poll loop of :func:`measure` sees: tree RSS, free disk, work-directory size,
+    load."""
 
-    def __init__(self, disk_floor: int) -> None:
+    def __init__(self, disk_floor: int, work: Path | None) -> None:
         self.disk_floor, self.tree_peak, self.polls = disk_floor, 0, 0
+        self.work, self.work_peak = work, 0
         self.free_start = self.free_min = free_bytes()
         self.loads: list[float] = []
         self.killed = ""
@@ -91,6 +121,8 @@ class _Watch:
     def poll(self, process: subprocess.Popen[bytes]) -> None:
         self.tree_peak = max(self.tree_peak, sum(_rss(child) for child in _tree(process.pid)))
         self.polls += 1
+        if self.work is not None and self.polls % 20 == 0:  # every second: the work dir
+            self.work_peak = max(self.work_peak, _live_bytes(self.work))
         if self.polls % 40:  # every 2 s: disk and load
             return
         self.free_min = min(self.free_min, free := free_bytes())
@@ -102,18 +134,21 @@ class _Watch:
     def report(self) -> dict[str, Any]:
         return {"peak_tree_rss_mb": round(self.tree_peak / 2**20, 1),
                 "disk_used_peak_gb": round((self.free_start - self.free_min) / 1e9, 2),
+                **({"work_peak_bytes": self.work_peak} if self.work is not None else {}),
                 "load_1min_during": {"mean": round(statistics.fmean(self.loads), 2),
                                      "max": round(max(self.loads), 2)} if self.loads else None}
 
 
-def measure(command: Sequence[str], disk_floor: int = 0) -> dict[str, Any]:
+def measure(command: Sequence[str], disk_floor: int = 0,
+            work: Path | None = None) -> dict[str, Any]:
     """Run ``command`` as a whole process (its own process group, under ``nice``): wall, CPU
-    (with its children), peak RSS; killed if the free disk falls below ``disk_floor``."""
+    (with its children), peak RSS, the largest size of the folder ``work`` (polled every
+    second); killed if the free disk falls below ``disk_floor``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
     process = subprocess.Popen([*NICE, *command], env=env, stdout=subprocess.DEVNULL,
                                start_new_session=True)
-    watch = _Watch(disk_floor)
+    watch = _Watch(disk_floor, work)
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
@@ -138,11 +173,20 @@ def dedup(inputs: Sequence[Path], out: Path, method: str, workers: int,
     limit = ["--memory-limit", memory] if memory else []
     return measure([NEARDUP, "dedup", *map(str, inputs), "--out", str(out), "--method", method,
                     "--workers", str(workers), *limit, "--quiet", "--work", str(out / "work")],
-                   disk_floor)
+                   disk_floor, out / "work")
 
 
 def _folder_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def _partition_bytes(work: Path) -> dict[str, float]:
+    """Bytes per document of each kind of file of the fingerprint partitions (meta.parquet,
+    shingles.npy, bands.npy...)."""
+    found: dict[str, int] = {}
+    for path in (work / "fingerprint").glob("*/*"):
+        found[path.name] = found.get(path.name, 0) + path.stat().st_size
+    return dict(sorted(found.items()))
 
 
 def _numbers(ids: pa.ChunkedArray) -> np.ndarray:
@@ -191,7 +235,7 @@ def _lines(parts: Sequence[Path]) -> Iterator[str]:
 
 def _split_files(parts: Sequence[Path], documents: int, files: int) -> list[Path]:
     """The first ``documents`` lines of the corpus, as ``files`` files."""
-    folder = WORK / f"split-{documents}-{files}"
+    folder = SETTINGS.work / f"split-{documents}-{files}"
     paths = [folder / f"part-{index:02d}.jsonl.gz" for index in range(files)]
     if all(path.exists() for path in paths):
         return paths
@@ -213,7 +257,8 @@ def speedup(parts: Sequence[Path], documents: int, repeat: int) -> dict[str, Any
         runs: dict[int, list[dict[str, float]]] = {1: [], 2: []}
         for _ in range(repeat):
             for workers in (1, 2):
-                runs[workers].append(dedup(paths, WORK / "speedup-out", "minhash", workers))
+                runs[workers].append(dedup(paths, SETTINGS.work / "speedup-out", "minhash",
+                                           workers))
         medians = {w: {k: statistics.median(r[k] for r in rs) for k in ("wall_s", "cpu_s")}
                    for w, rs in runs.items()}
         found[layout] = {"documents": documents, "runs": runs, "median": medians,
@@ -237,9 +282,9 @@ def _refusal(documents: int, method: str) -> str:
     except ConfigError as err:
         return f"no estimate ({err})"
     free, need = free_bytes(), guess.work_bytes + guess.output_bytes
-    if free < need + DISK_MARGIN:
+    if free < need + SETTINGS.disk_margin:
         return (f"refused: predicted work and outputs {need / 1e9:.1f} GB + "
-                f"{DISK_MARGIN / 1e9:.0f} GB margin > {free / 1e9:.1f} GB free")
+                f"{SETTINGS.disk_margin / 1e9:.0f} GB margin > {free / 1e9:.1f} GB free")
     return ""
 
 
@@ -248,7 +293,7 @@ def one_run(inputs: Sequence[Path], labels: dict[str, np.ndarray], documents: in
     """One ``dedup`` and what it produced; its outputs are deleted afterwards."""
     if refused := _refusal(documents, method):
         return {"refused": refused, "free_gb": round(free_bytes() / 1e9, 1)}
-    out = WORK / f"out-{documents}-{method}"
+    out = SETTINGS.work / f"out-{documents}-{method}"
     found = {"engine_commit": engine_commit(), "load_average_before": load_average(),
              **dedup(inputs, out, method, workers, disk_floor=DISK_FLOOR)}
     if "killed" not in found:
@@ -259,9 +304,13 @@ def one_run(inputs: Sequence[Path], labels: dict[str, np.ndarray], documents: in
                   "mean_bytes": round(pc.mean(lengths).as_py(), 1),
                   "cpu_ms_per_doc": round(1000 * found["cpu_s"] / documents, 3),
                   "work_bytes_per_doc": round(work_bytes / documents, 1),
+                  "work_peak_bytes_per_doc": round(found["work_peak_bytes"] / documents, 1),
                   "work_bytes_by_folder": {path.name: _folder_bytes(path) if path.is_dir()
                                            else path.stat().st_size
                                            for path in sorted((out / "work").iterdir())},
+                  "partition_bytes_per_doc": {
+                      name: round(size / documents, 1)
+                      for name, size in _partition_bytes(out / "work").items()},
                   "output_bytes_per_doc": round((_folder_bytes(out) - work_bytes) / documents, 1),
                   "stage_seconds": summary["seconds"], "load_average": load_average(),
                   **quality(out, labels, documents)}
@@ -274,13 +323,13 @@ def datatrove(parts: Sequence[Path], labels: dict[str, np.ndarray],
     """datatrove's minhash and ``neardup --method minhash --workers 1`` on the first
     ``documents`` documents of the corpus."""
     [corpus] = _split_files(parts, documents, 1)
-    work = WORK / f"datatrove-{documents}"
+    work = SETTINGS.work / f"datatrove-{documents}"
     shutil.rmtree(work, ignore_errors=True)
     theirs = measure([sys.executable, str(BENCHMARKS_DIR / "scale_datatrove.py"), str(corpus),
                       str(work)], DISK_FLOOR)
     removed = set((work / "removed.txt").read_text().split())
     copies = {f"d{number}" for number in np.flatnonzero(labels["level"][:documents] >= 0)}
-    out = WORK / f"out-{documents}-dt-minhash"
+    out = SETTINGS.work / f"out-{documents}-dt-minhash"
     ours = dedup([corpus], out, "minhash", 1, disk_floor=DISK_FLOOR)
     number_of = _number_of(out)
     clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "kept"])
@@ -320,6 +369,7 @@ def unit_costs(run: dict[str, Any], memory: list[list[float]]) -> dict[str, Any]
             "serial_s": serial / documents,
             "startup_s": startup,
             "work_bytes": run["work_bytes_per_doc"],
+            "work_peak_bytes": max(run["work_peak_bytes_per_doc"], run["work_bytes_per_doc"]),
             "output_bytes": run["output_bytes_per_doc"], "peak_tree_rss_mb": memory}
 
 
@@ -353,7 +403,9 @@ def check_plan(entry: dict[str, Any]) -> dict[str, Any]:
         guess = estimate_run(run["documents"], method, mean_bytes=int(run["mean_bytes"]),
                              workers=run["workers"], costs=costs)
         measured = {"wall_seconds": run["wall_s"], "cpu_seconds": run["cpu_s"],
-                    "work_bytes": run["work_bytes_per_doc"] * run["documents"],
+                    "work_bytes": run.get("work_peak_bytes_per_doc",
+                                          run["work_bytes_per_doc"]) * run["documents"],
+                    "kept_work_bytes": run["work_bytes_per_doc"] * run["documents"],
                     "peak_memory_bytes": run["peak_tree_rss_mb"] * 2**20}
         checked[method] = {"basis": guess.basis, **{
             name: {"predicted": round(getattr(guess, name), 1), "measured": round(value, 1),
@@ -394,6 +446,12 @@ def _arguments() -> argparse.Namespace:
                         help="documents of the datatrove side-by-side run")
     parser.add_argument("--skip-runs", action="store_true",
                         help="only the speed-up and datatrove parts (kept beside earlier runs)")
+    parser.add_argument("--corpus-dir", type=Path, default=WORK,
+                        help="folder of the corpora (scale-N/), split copies and run outputs "
+                             "(default: %(default)s)")
+    parser.add_argument("--disk-margin", type=float, default=DISK_MARGIN / 1e9, metavar="GB",
+                        help="refuse a run unless its predicted work and outputs fit in the "
+                             "free disk with this many GB to spare (default: %(default)g)")
     parser.add_argument("--write-costs", action="store_true",
                         help="store this size's per-document costs for neardup plan")
     return parser.parse_args()
@@ -401,8 +459,9 @@ def _arguments() -> argparse.Namespace:
 
 def main() -> None:
     args = _arguments()
-    WORK.mkdir(parents=True, exist_ok=True)
-    folder = WORK / f"scale-{args.documents}"
+    SETTINGS.work, SETTINGS.disk_margin = args.corpus_dir, int(args.disk_margin * 1e9)
+    SETTINGS.work.mkdir(parents=True, exist_ok=True)
+    folder = SETTINGS.work / f"scale-{args.documents}"
     started, existed = time.perf_counter(), (folder / "labels.npz").exists()
     labels = dict(np.load(make_corpus(folder, args.documents)))
     generated = None if existed else round(time.perf_counter() - started, 1)

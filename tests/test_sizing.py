@@ -33,6 +33,15 @@ def test_estimate_is_linear_in_documents_and_size_and_shared_by_the_cores() -> N
     assert one.peak_memory_bytes == pytest.approx((500 + 0.01 * 9000) * 2**20)
 
 
+def test_the_work_directory_is_sized_at_its_peak_when_measured() -> None:
+    peaked = {**COSTS_OF, "methods": {"minhash": {**COST, "work_peak_bytes": 9500.0}}}
+    estimate = estimate_run(10_000, "minhash", workers=1, costs=peaked)
+    assert estimate.work_bytes == pytest.approx(10_000 * 9500)
+    assert estimate.kept_work_bytes == pytest.approx(10_000 * 9000)
+    assert estimate_run(10_000, "minhash", costs=COSTS_OF).kept_work_bytes == pytest.approx(
+        estimate_run(10_000, "minhash", costs=COSTS_OF).work_bytes)
+
+
 def test_unknown_method_is_refused() -> None:
     with pytest.raises(ConfigError, match="simhash"):
         estimate_run(10, "simhash", costs=COSTS_OF)
@@ -45,7 +54,9 @@ def test_plan_command_sizes_a_run_from_the_committed_costs() -> None:
     assert result.exit_code == 0, result.output
     estimate = json.loads(result.output)
     unit = load_costs()["methods"]["simhash"]
-    assert estimate["work_bytes"] == pytest.approx(1e6 * unit["work_bytes"], rel=1e-3)
+    assert estimate["work_bytes"] == pytest.approx(
+        1e6 * unit.get("work_peak_bytes", unit["work_bytes"]), rel=1e-3)
+    assert estimate["kept_work_bytes"] == pytest.approx(1e6 * unit["work_bytes"], rel=1e-3)
     assert estimate["wall_seconds"] > 0
     text = runner.invoke(cli, ["plan", "--documents", "2^20"])
     assert "disk: work directory" in text.output and "peak memory" in text.output

@@ -106,7 +106,8 @@ def render_estimate(estimate: Any) -> str:
     return "\n".join([
         f"dedup of {estimate.documents:,} documents of {estimate.mean_bytes:,} bytes, method "
         f"{estimate.method}, {estimate.workers} workers:",
-        f"  disk: work directory {_size(estimate.work_bytes)}, outputs "
+        f"  disk: work directory {_size(estimate.work_bytes)} at its peak "
+        f"({_size(estimate.kept_work_bytes)} kept after the run), outputs "
         f"{_size(estimate.output_bytes)}",
         f"  peak memory: {_size(estimate.peak_memory_bytes)} (all the run's processes)",
         f"  time: {_duration(estimate.wall_seconds)} wall, {_duration(estimate.cpu_seconds)} CPU",

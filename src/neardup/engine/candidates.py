@@ -38,9 +38,10 @@ from neardup.engine.buckets import (
     write_routed,
 )
 from neardup.engine.catalog import Catalog
+from neardup.engine.partition import band_key_rows
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
-from neardup.index.lsh import band_keys, choose_bands
+from neardup.index.lsh import choose_bands
 from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
 
 __all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candidates",
@@ -129,13 +130,12 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     writer = BucketWriter(folder / "bands", bucket_count(
         count * bands.bands * BAND_ROW.itemsize, budget), BAND_ROW)
     for part, docs, local in survivor_rows(catalog, survivors):
-        signatures = _signatures(part, local)
-        if content is not None:
-            signatures = content.signatures(part, local, signatures)
+        keys = band_key_rows(part.folder, part.kept_rows()[local], bands,
+                             content.adjuster(part, local) if content is not None else None)
         for band in range(bands.bands):
             rows = np.empty(docs.size, dtype=BAND_ROW)
             rows["band"], rows["doc"] = band, docs
-            rows["key"] = band_keys(signatures, band, bands.rows)
+            rows["key"] = keys[:, band]
             writer.add(rows, spread(rows["key"]))
     writer.close()
     count = bucket_count(count * CANDIDATE.itemsize * 4, budget)
@@ -185,13 +185,6 @@ def _unique_pairs(task: _Unique) -> int:
     rows = np.unique(np.concatenate([read_routed(path, task.bucket, CANDIDATE)
                                      for path in task.sources]))
     return _write_pairs(task.out, rows["a"], rows["b"])
-
-
-def _signatures(part: Any, local: I64) -> npt.NDArray[np.uint64]:
-    mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
-    rows = np.array(mapped[part.kept_rows()[local]])
-    del mapped
-    return rows
 
 
 def _equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.engine.partition import write_partition
+from neardup.engine.partition import layout_for, write_partition
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 from neardup.methods.registry import near_method
@@ -76,10 +76,8 @@ def _write(job: FingerprintJob, block: int, prints: list[DocumentPrints]) -> Non
     temporary = final.with_name(final.name + ".tmp")
     temporary.mkdir(parents=True, exist_ok=True)
     method = near_method(job.config.method)
-    write_partition(temporary, prints, links=job.config.links,
-                    signatures=job.config.minhash.num_perm if job.config.method == "minhash"
-                    else 0,
-                    features=method is not None and method.features is not None)
+    write_partition(temporary, prints, layout_for(
+        job.config, features=method is not None and method.features is not None))
     publish_dir(temporary, final)
 
 

@@ -40,15 +40,18 @@ from neardup.engine.sketchjoin import sketch_found
 from neardup.engine.smfajoin import smfa_found
 from neardup.engine.templates import ContentReader, run_chunk_templates, run_templates
 from neardup.engine.verify import verify_candidates
-from neardup.engine.workdir import WorkDir, publish_dir
+from neardup.engine.workdir import WorkDir, drop_scratch, publish_dir
 from neardup.features.templates import TemplateSet
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
 from neardup.pipeline.templates import content_prints
 
-__all__ = ["OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
+__all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
 
 STAGE = "near"
+NEAR_RESULTS = ("pairs.bin", "tables.pkl", "candidates/pairs.bin")
+"""What the near stage keeps (cluster, outputs and later ``--against`` runs read the verified
+pairs; the candidate pairs, 16 bytes each, are kept for inspection)."""
 OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa")
 
 
@@ -154,6 +157,7 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
         record = _out_of_core(config, catalog, survivors, temporary, budget)
     else:
         record = _in_memory(config, catalog, survivors, temporary)
+    drop_scratch(temporary, NEAR_RESULTS)
     publish_dir(temporary, final)
     work.mark(STAGE, record)
     return final, record

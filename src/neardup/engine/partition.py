@@ -2,20 +2,33 @@
 
 A partition directory holds, for its documents in input order:
 
-- ``meta.parquet``: id, url, host, source, offset, fetched, revisit_of, links (strings) and the
-  numeric columns of :data:`NUMERIC` (lengths, token counts, the exact-level hashes, simhash);
-- ``shingles.npy`` + ``shingle_offsets.npy``: the sorted verification shingle sets, concatenated
-  (CSR offsets, ``n + 1`` of them);
-- ``signatures.npy``: the min-hash signatures (method ``minhash``), one row per document;
-- ``features.pkl``: the per-document features of the other near methods, pickled.
+- ``meta.parquet`` (zstd): id, url, host, source, offset, fetched, revisit_of, links (strings)
+  and the numeric columns of :data:`NUMERIC` (lengths, token counts, the exact-level hashes,
+  simhash);
+- ``shingles.npy`` + ``shingle_offsets.npy``: the distinct sorted verification shingle sets of
+  the partition, concatenated (CSR offsets, one more than the sets), and ``shingle_index.npy``:
+  the set of each document (documents with equal sets, exact copies, share one);
+- method ``minhash``: ``bands.npy``, the LSH band keys of each document's signature (what the
+  candidates stage reads), when the signature is a function of the verification set (the
+  default: same shingles); the signature itself is then recomputed from the set where it is
+  needed (verification reads the set anyway). Otherwise ``signatures.npy``, the signatures;
+- ``features.pkl``: the per-document features of the other near methods, pickled;
+- ``layout.json``: what the partition stores (:class:`Layout`).
 
 Partitions are written to a temporary directory and renamed into place
-(:func:`neardup.engine.workdir.publish_dir`), so a partition that exists is complete.
+(:func:`neardup.engine.workdir.publish_dir`), so a partition that exists is complete. The readers
+also read the partitions of the earlier format (one set per document, stored signatures).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import pickle
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +37,73 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
+from neardup.config import DedupConfig, MinHashConfig
 from neardup.engine.workdir import read_array, write_array
+from neardup.fingerprints.minhash import MinHash
+from neardup.index.lsh import LSHBands, band_keys, choose_bands
+from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
 from neardup.methods.prints import DocumentPrints
 
-__all__ = ["NUMERIC", "read_features", "read_meta", "read_prints", "shingle_slices",
+__all__ = ["NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features", "read_layout",
+           "read_meta", "read_prints", "shingle_slices", "signature_rows", "stored_shingles",
            "write_partition"]
 
 NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "shingle", "simhash")
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")
+LAYOUT = "layout.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What a partition stores besides its metadata and shingle sets.
+
+    ``signatures``: the min-hash width (0: no min-hash); ``derived``: the signatures are not
+    stored but recomputed from the verification sets with ``seed``; ``bands`` x ``rows``: the
+    LSH banding whose keys are stored (``derived`` only)."""
+
+    links: bool = False
+    features: bool = False
+    signatures: int = 0
+    derived: bool = False
+    seed: int = 0
+    bands: int = 0
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        if self.signatures < 0 or self.bands < 0 or self.rows < 0:
+            raise ValueError(f"negative sizes in {self}")
+        if self.derived and not (self.signatures and self.bands and self.rows):
+            raise ValueError(f"derived signatures need a width and a banding: {self}")
+        if self.bands * self.rows > self.signatures:
+            raise ValueError(f"{self.bands} bands of {self.rows} rows exceed {self.signatures}")
+
+    @property
+    def banding(self) -> LSHBands:
+        return LSHBands(self.bands, self.rows)
+
+
+def layout_for(config: DedupConfig, *, features: bool) -> Layout:
+    """The layout of the partitions of a run of ``config``."""
+    if config.method != "minhash":
+        return Layout(links=config.links, features=features)
+    minhash = config.minhash
+    if minhash.shingles != config.verify_shingles:  # not a function of the stored sets
+        return Layout(links=config.links, features=features, signatures=minhash.num_perm)
+    bands = choose_bands(minhash.num_perm, config.threshold, LSH_FALSE_POSITIVE_WEIGHT)
+    return Layout(links=config.links, features=features, signatures=minhash.num_perm,
+                  derived=True, seed=minhash.seed, bands=bands.bands, rows=bands.rows)
+
+
+def read_layout(folder: Path) -> Layout:
+    """The partition's layout (the earlier format, without ``layout.json``: from its files)."""
+    path = folder / LAYOUT
+    if path.exists():
+        return Layout(**json.loads(path.read_text()))
+    width = 0
+    if (folder / "signatures.npy").exists():
+        width = int(np.load(folder / "signatures.npy", mmap_mode="r").shape[1])
+    return Layout(features=(folder / "features.pkl").exists(), signatures=width)
 
 
 def _meta_table(prints: list[DocumentPrints], links: bool) -> pa.Table:
@@ -46,25 +117,56 @@ def _meta_table(prints: list[DocumentPrints], links: bool) -> pa.Table:
     return pa.table(columns)
 
 
-def write_partition(folder: Path, prints: list[DocumentPrints], *, links: bool,
-                    signatures: int, features: bool) -> None:
+def _distinct_sets(prints: list[DocumentPrints]) -> tuple[U64, I64, I64]:
+    """(flat, offsets) of the distinct shingle sets and the set of each document; equal sets
+    are found by the exact-level set hash and compared in full before they are shared."""
+    found: dict[int, list[int]] = {}
+    kept: list[U64] = []
+    index = np.empty(len(prints), dtype=np.int64)
+    for row, p in enumerate(prints):
+        same = [k for k in found.get(p.shingle, []) if np.array_equal(kept[k], p.shingles)]
+        if same:
+            index[row] = same[0]
+            continue
+        found.setdefault(p.shingle, []).append(len(kept))
+        index[row] = len(kept)
+        kept.append(p.shingles)
+    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum([s.size for s in kept], out=offsets[1:])
+    flat = np.concatenate(kept) if kept else np.empty(0, dtype=np.uint64)
+    return flat.astype(np.uint64, copy=False), offsets, index
+
+
+def _write_minhash(folder: Path, prints: list[DocumentPrints], layout: Layout) -> None:
+    empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
+    rows = [p.signature if p.signature is not None else empty for p in prints]
+    signatures = np.stack(rows) if rows else np.empty((0, layout.signatures), dtype=np.uint64)
+    if not layout.derived:
+        write_array(folder / "signatures.npy", signatures)
+        return
+    keys = np.empty((len(prints), layout.bands), dtype=np.uint64)
+    for band in range(layout.bands):
+        keys[:, band] = band_keys(signatures, band, layout.rows)
+    write_array(folder / "bands.npy", keys)
+
+
+def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout) -> None:
     """Write the documents of one partition into ``folder`` (an empty temporary directory)."""
-    pq.write_table(_meta_table(prints, links), folder / "meta.parquet")
-    sizes = np.array([p.shingles.size for p in prints], dtype=np.int64)
-    offsets = np.zeros(len(prints) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    flat = (np.concatenate([p.shingles for p in prints]) if prints
-            else np.empty(0, dtype=np.uint64))
-    write_array(folder / "shingles.npy", flat.astype(np.uint64, copy=False))
+    pq.write_table(_meta_table(prints, layout.links), folder / "meta.parquet",
+                   compression="zstd")
+    flat, offsets, index = _distinct_sets(prints)
+    write_array(folder / "shingles.npy", flat)
     write_array(folder / "shingle_offsets.npy", offsets)
-    if signatures:
-        empty = np.zeros(signatures, dtype=np.uint64)
-        rows = [p.signature if p.signature is not None else empty for p in prints]
-        write_array(folder / "signatures.npy",
-                    np.stack(rows) if rows else np.empty((0, signatures), dtype=np.uint64))
-    if features:
+    write_array(folder / "shingle_index.npy", index.astype(np.int32))
+    if layout.signatures:
+        _write_minhash(folder, prints, layout)
+    if layout.features:
         with open(folder / "features.pkl", "wb") as out:
             pickle.dump([p.features for p in prints], out, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
+        out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def read_meta(folder: Path, columns: list[str] | None = None) -> pa.Table:
@@ -77,11 +179,23 @@ def read_features(folder: Path) -> list[object]:
     return features
 
 
+def _set_bounds(folder: Path, rows: I64) -> tuple[I64, I64]:
+    """(start, end) in ``shingles.npy`` of the sets of ``rows``."""
+    offsets = read_array(folder / "shingle_offsets.npy")
+    index_path = folder / "shingle_index.npy"
+    sets = read_array(index_path)[rows] if index_path.exists() else rows
+    return offsets[sets], offsets[sets + 1]
+
+
+def stored_shingles(folder: Path) -> int:
+    """The shingles stored in the partition (each shared set once)."""
+    return int(read_array(folder / "shingle_offsets.npy")[-1])
+
+
 def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
     """The shingle sets of ``rows`` (local indices) as (flat, CSR offsets), read through a
     memory map that is dropped before returning (so resident pages do not accumulate)."""
-    offsets = read_array(folder / "shingle_offsets.npy")
-    starts, ends = offsets[rows], offsets[rows + 1]
+    starts, ends = _set_bounds(folder, rows)
     out_offsets = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=out_offsets[1:])
     mapped = np.load(folder / "shingles.npy", mmap_mode="r")
@@ -92,16 +206,68 @@ def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
     return flat, out_offsets
 
 
+@lru_cache(maxsize=8)
+def _minhash(width: int, seed: int) -> MinHash:
+    return MinHash(MinHashConfig(num_perm=width, seed=seed))
+
+
+def signature_rows(folder: Path, rows: I64) -> U64:
+    """The min-hash signatures of ``rows`` (local indices), one row each: read where stored,
+    else recomputed from their verification sets (the values the fingerprint stage had)."""
+    stored = folder / "signatures.npy"
+    if stored.exists():
+        mapped = np.load(stored, mmap_mode="r")
+        signatures: U64 = np.array(mapped[rows])
+        del mapped
+        return signatures
+    layout = read_layout(folder)
+    minhash = _minhash(layout.signatures, layout.seed)
+    flat, offsets = shingle_slices(folder, rows)
+    signatures = np.empty((rows.size, layout.signatures), dtype=np.uint64)
+    for row in range(rows.size):
+        signatures[row] = minhash.of_shingles(flat[offsets[row]:offsets[row + 1]])
+    return signatures
+
+
+def band_key_rows(folder: Path, rows: I64, bands: LSHBands,
+                  adjust: Callable[[U64], U64] | None = None) -> U64:
+    """The LSH band keys of ``rows`` (one column per band): read where stored for this banding,
+    else from their signatures, first passed through ``adjust`` when given (the signatures of
+    documents pruned of templates: :class:`neardup.engine.templates.ContentReader`)."""
+    layout = read_layout(folder)
+    if adjust is None and layout.derived and layout.banding == bands:
+        mapped = np.load(folder / "bands.npy", mmap_mode="r")
+        keys: U64 = np.array(mapped[rows])
+        del mapped
+        return keys
+    signatures = signature_rows(folder, rows)
+    if adjust is not None:
+        signatures = adjust(signatures)
+    keys = np.empty((rows.size, bands.bands), dtype=np.uint64)
+    for band in range(bands.bands):
+        keys[:, band] = band_keys(signatures, band, bands.rows)
+    return keys
+
+
+def _all_signatures(folder: Path, meta: dict[str, list[Any]]) -> U64 | None:
+    layout = read_layout(folder)
+    if not layout.signatures:
+        return None
+    signatures = signature_rows(folder, np.arange(len(meta["id"]), dtype=np.int64))
+    if layout.derived:  # a revisit's stored signature was zeros
+        signatures[[value is not None for value in meta["revisit_of"]]] = 0
+    return signatures
+
+
 def read_prints(folder: Path, features: bool) -> list[DocumentPrints]:
     """The partition's documents as :class:`DocumentPrints` (for the in-memory near methods)."""
     meta = read_meta(folder).to_pydict()
-    offsets = read_array(folder / "shingle_offsets.npy")
-    flat = read_array(folder / "shingles.npy")
-    signature_path = folder / "signatures.npy"
-    signatures = read_array(signature_path) if signature_path.exists() else None
+    rows = np.arange(len(meta["id"]), dtype=np.int64)
+    flat, offsets = shingle_slices(folder, rows)
+    signatures = _all_signatures(folder, meta)
     extra = read_features(folder) if features else None
     prints = []
-    for row in range(len(meta["id"])):
+    for row in rows.tolist():
         fields = {name: meta[name][row] for name in (*_STRINGS, *NUMERIC)}
         prints.append(DocumentPrints(
             **fields, signature=None if signatures is None else signatures[row],

@@ -7,8 +7,11 @@ with whole ``neardup dedup`` processes and stored in ``costs.json`` beside this 
   decompressing, canonical form, prints, writing partitions), scaled by the mean document size
   and shared by the workers (at most one per core); the later stages run in one process at
   ``serial_s`` seconds per document; plus a fixed start-up;
-- disk: ``work_bytes`` per document in the work directory (scaled by the mean size: the
-  verification shingle sets dominate) and ``output_bytes`` per document for the tables;
+- disk: ``work_peak_bytes`` per document, the largest size the work directory reached during
+  the run (the partitions plus the bucket files of the stage then running), and ``work_bytes``,
+  what it keeps once finished (the partitions, numbering, pairs and clusters a re-run or an
+  ``--against`` run reads), both scaled by the mean size (the verification shingle sets
+  dominate); ``output_bytes`` per document for the tables;
 - memory: the peak summed over the run's processes, fitted as ``a + b * documents`` through the
   sizes measured (flat when one size was measured: said so in :attr:`RunEstimate.basis`).
 """
@@ -37,6 +40,9 @@ class RunEstimate:
     mean_bytes: int
     workers: int
     work_bytes: float
+    """The work directory at its largest, during the run."""
+    kept_work_bytes: float
+    """What the work directory keeps once the run has finished."""
     output_bytes: float
     peak_memory_bytes: float
     wall_seconds: float
@@ -85,7 +91,8 @@ def estimate_run(documents: int, method: str, *, mean_bytes: int | None = None,
     memory, how = _memory(unit["peak_tree_rss_mb"], documents)
     return RunEstimate(
         documents=documents, method=method, mean_bytes=size, workers=workers,
-        work_bytes=documents * unit["work_bytes"] * scale,
+        work_bytes=documents * unit.get("work_peak_bytes", unit["work_bytes"]) * scale,
+        kept_work_bytes=documents * unit["work_bytes"] * scale,
         output_bytes=documents * unit["output_bytes"],
         peak_memory_bytes=memory, wall_seconds=wall,
         cpu_seconds=unit["startup_s"] + parallel + documents * unit["serial_s"],

@@ -190,6 +190,13 @@ class ContentReader:
         sentinels = self.catalog.columns(part)["shingle"][local]
         return content_block(flat, offsets, keys[local], sentinels, self.templates)
 
+    def adjuster(self, part: Part, local: I64) -> Callable[[U64], U64] | None:
+        """:meth:`signatures` for ``local`` as a function of the stored signatures (None when
+        no template is removed: the stored signatures, or their band keys, stand)."""
+        if not self.active or self.minhash is None:
+            return None
+        return lambda stored: self.signatures(part, local, stored)
+
     def signatures(self, part: Part, local: I64, stored: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """The stored signatures, those of pruned documents recomputed from their content."""
         if not self.active or self.minhash is None:

@@ -31,7 +31,7 @@ from neardup.engine.buckets import append_files, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
-from neardup.engine.partition import shingle_slices
+from neardup.engine.partition import shingle_slices, signature_rows
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
 from neardup.methods.near import scored_pairs
@@ -74,9 +74,7 @@ def _gather(catalog: Catalog, docs: I64, signatures: bool,
         sizes.append(np.diff(offsets))
         simhashes.append(catalog.columns(part)["simhash"][chosen])
         if signatures:
-            mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
-            stored = np.array(mapped[raw])
-            del mapped
+            stored = signature_rows(part.folder, raw)
             rows_out.append(stored if content is None
                             else content.signatures(part, chosen, stored))
     offsets = np.zeros(docs.size + 1, dtype=np.int64)

@@ -26,7 +26,8 @@ import numpy.typing as npt
 
 from neardup.errors import ConfigError, OutputError
 
-__all__ = ["WorkDir", "fsync_dir", "publish_dir", "read_array", "write_array", "write_atomic"]
+__all__ = ["WorkDir", "drop_scratch", "fsync_dir", "publish_dir", "read_array", "write_array",
+           "write_atomic"]
 
 IDENTITY = "identity.json"
 TMP_SUFFIX = ".tmp"
@@ -75,6 +76,23 @@ def publish_dir(temporary: Path, final: Path) -> None:
         shutil.rmtree(final)
     os.replace(temporary, final)
     fsync_dir(final.parent)
+
+
+def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:
+    """Remove every entry of a stage's temporary ``folder`` but ``keep`` (its results), before
+    it is published: the buckets and joins that made them are read by no later stage. A kept
+    name may be a path inside a sub-folder (``candidates/pairs.bin``)."""
+    for path in list(folder.iterdir()):
+        if path.name in keep:
+            continue
+        inner = tuple(name.split("/", 1)[1] for name in keep
+                      if name.startswith(f"{path.name}/"))
+        if inner and path.is_dir():
+            drop_scratch(path, inner)
+        elif path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -26,9 +26,10 @@ from neardup.config import DedupConfig
 from neardup.engine.buckets import spread
 from neardup.engine.candidates import CANDIDATE, SIMHASH_ROW
 from neardup.engine.catalog import Catalog
+from neardup.engine.partition import band_key_rows
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
-from neardup.index.lsh import band_keys, choose_bands
+from neardup.index.lsh import choose_bands
 from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
 
 if TYPE_CHECKING:
@@ -122,13 +123,12 @@ def minhash_candidates(context: SparkContext, config: DedupConfig, catalog: Cata
     def keys(index: int) -> Iterator[Block]:
         docs, local = _survivors(catalog, kept.value, index)
         part = catalog.parts[index]
-        mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
-        signatures = reader.value.signatures(part, local, np.array(mapped[part.kept_rows()[local]]))
-        del mapped
+        keys = band_key_rows(part.folder, part.kept_rows()[local], bands,
+                             reader.value.adjuster(part, local))
         for band in range(bands.bands):
             rows = np.empty(docs.size, dtype=BAND_ROW)
             rows["band"], rows["doc"] = band, docs
-            rows["key"] = band_keys(signatures, band, bands.rows)
+            rows["key"] = keys[:, band]
             yield from _groups(spread(rows["key"]) % routes, rows)
 
     def pairs(group: tuple[Any, Iterable[npt.NDArray[Any]]]) -> Iterator[Block]:

@@ -19,11 +19,11 @@ import numpy.typing as npt
 
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
-from neardup.engine.near import run_near
+from neardup.engine.near import NEAR_RESULTS, run_near
 from neardup.engine.spark.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.spark.verify import verify_pairs, write_verified
 from neardup.engine.templates import ContentReader, run_templates
-from neardup.engine.workdir import WorkDir, publish_dir
+from neardup.engine.workdir import WorkDir, drop_scratch, publish_dir
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -64,6 +64,7 @@ def spark_near(context: SparkContext, partitions: int) -> NearStage:
             return final, record
         temporary = work.temporary(final)
         record = _near(context, partitions, config, catalog, survivors, temporary, budget)
+        drop_scratch(temporary, NEAR_RESULTS)
         publish_dir(temporary, final)
         work.mark(STAGE, record)
         return final, record

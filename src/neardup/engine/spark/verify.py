@@ -21,6 +21,7 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
+from neardup.engine.partition import signature_rows
 from neardup.engine.templates import ContentReader
 from neardup.methods.near import scored_pairs
 
@@ -46,9 +47,7 @@ def _gather(catalog: Catalog, docs: I64, content: ContentReader,
         sizes.append(np.diff(offsets))
         simhashes.append(catalog.columns(part)["simhash"][chosen])
         if signatures:
-            mapped = np.load(part.folder / "signatures.npy", mmap_mode="r")
-            raw = np.array(mapped[part.kept_rows()[chosen]])
-            del mapped
+            raw = signature_rows(part.folder, part.kept_rows()[chosen])
             stored.append(content.signatures(part, chosen, raw))
     offsets = np.zeros(docs.size + 1, dtype=np.int64)
     np.cumsum(np.concatenate(sizes), out=offsets[1:])

@@ -1,0 +1,191 @@
+"""The work directory's partitions: what they store reads back as what was fingerprinted, a kept
+work directory gives the same outputs again, and exact copies share one shingle set."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from neardup.cli.dedup import run_dedup
+from neardup.config import DedupConfig, MinHashConfig, ShingleConfig
+from neardup.document import Document
+from neardup.engine import EngineOptions, run_engine
+from neardup.engine.near import NEAR_RESULTS
+from neardup.engine.partition import (
+    band_key_rows,
+    layout_for,
+    read_layout,
+    read_prints,
+    shingle_slices,
+    signature_rows,
+    stored_shingles,
+    write_partition,
+)
+from neardup.index.lsh import LSHBands, band_keys
+from neardup.methods.fingerprinter import Fingerprinter
+from neardup.methods.prints import DocumentPrints
+
+TABLES = ("documents", "pairs", "clusters")
+_FIELDS = ("id", "url", "host", "source", "offset", "fetched", "length", "text_chars", "tokens",
+           "identical", "lexical", "shingle", "simhash", "revisit_of", "links")
+
+
+def _texts(count: int, seed: int) -> list[str]:
+    """Random texts, a share of them exact copies, case variants or near copies of others."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(300)]
+    texts: list[str] = []
+    for _ in range(count):
+        kind = rng.random()
+        if texts and kind < 0.2:
+            texts.append(rng.choice(texts))
+        elif texts and kind < 0.3:
+            texts.append(rng.choice(texts).upper())
+        elif texts and kind < 0.5:
+            words = rng.choice(texts).split()
+            words[rng.randrange(len(words))] = rng.choice(vocabulary)
+            texts.append(" ".join(words))
+        else:
+            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(60, 160))))
+    return texts
+
+
+def _prints(config: DedupConfig, texts: list[str]) -> list[DocumentPrints]:
+    fingerprinter = Fingerprinter(config)
+    found = [fingerprinter(Document(id=f"d{i}", raw=text.encode(), kind="text"))
+             for i, text in enumerate(texts)]
+    found.append(fingerprinter(Document(id="r0", raw=b"", kind="revisit", revisit_of="d0")))
+    return found
+
+
+def _written(tmp: Path, config: DedupConfig, prints: list[DocumentPrints]) -> Path:
+    folder = tmp / "partition"
+    folder.mkdir()
+    write_partition(folder, prints, layout_for(config, features=False))
+    return folder
+
+
+@pytest.mark.parametrize("config", [
+    DedupConfig(method="minhash"),
+    DedupConfig(method="minhash", minhash=MinHashConfig(num_perm=64,
+                                                        shingles=ShingleConfig(width=3))),
+    DedupConfig(method="simhash"),
+])
+def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
+                                                       config: DedupConfig) -> None:
+    prints = _prints(config, _texts(80, seed=5))
+    folder = _written(tmp_path, config, prints)
+    layout = read_layout(folder)
+    derived = config.method == "minhash" and config.minhash.shingles == config.verify_shingles
+    assert layout.derived == derived
+    assert (folder / "signatures.npy").exists() == (config.method == "minhash" and not derived)
+    back = read_prints(folder, features=False)
+    assert len(back) == len(prints)
+    for before, after in zip(prints, back, strict=True):
+        assert [getattr(after, f) for f in _FIELDS] == [getattr(before, f) for f in _FIELDS]
+        assert np.array_equal(after.shingles, before.shingles)
+        if before.signature is None:  # a revisit: zeros were stored (and are read back)
+            assert after.signature is None or not after.signature.any()
+        else:
+            assert after.signature is not None
+            assert np.array_equal(after.signature, before.signature)
+    rows = np.array([3, 0, 41, 7, 3], dtype=np.int64)
+    flat, offsets = shingle_slices(folder, rows)
+    for k, row in enumerate(rows.tolist()):
+        assert np.array_equal(flat[offsets[k]:offsets[k + 1]], prints[row].shingles)
+    if config.method == "minhash":
+        signatures = np.stack([prints[row].signature for row in rows.tolist()])
+        assert np.array_equal(signature_rows(folder, rows), signatures)
+        banding = layout.banding if derived else LSHBands(4, 8)
+        expected = np.stack([band_keys(signatures, b, banding.rows)
+                             for b in range(banding.bands)], axis=1)
+        assert np.array_equal(band_key_rows(folder, rows, banding), expected)
+        assert np.array_equal(band_key_rows(folder, rows, banding, lambda s: s), expected)
+
+
+def _corpus(folder: Path, texts: list[str], host: str | None = None) -> list[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "corpus.jsonl"
+    rows = [{"id": f"d{i}", "text": text} | ({"url": f"http://{host}/p{i}"} if host else {})
+            for i, text in enumerate(texts)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return [str(path)]
+
+
+def _tables(out: Path) -> dict[str, bytes]:
+    return {name: (out / f"{name}.parquet").read_bytes() for name in TABLES}
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_a_kept_work_directory_gives_the_same_outputs_again(tmp_path: Path,
+                                                            method: str) -> None:
+    """What a finished run keeps (partitions, numbering, exact and near pairs, clusters) is
+    enough to write the same outputs again, and none of the near stage's scratch is kept."""
+    inputs = _corpus(tmp_path / "corpus", _texts(300, seed=3))
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=40, bucket_bytes=2048)
+    config = DedupConfig(method=method)  # type: ignore[arg-type]
+    first = run_engine(inputs, tmp_path / "first", config, options)
+    kept = sorted(str(path.relative_to(options.work / "near"))
+                  for path in (options.work / "near").rglob("*") if path.is_file())
+    assert kept and set(kept) <= set(NEAR_RESULTS)
+    for partition in (options.work / "fingerprint").iterdir():
+        assert (partition / "bands.npy").exists() == (method == "minhash")
+        assert not (partition / "signatures.npy").exists()
+    second = run_engine(inputs, tmp_path / "second", config, options)
+    assert _tables(tmp_path / "second") == _tables(tmp_path / "first")
+    assert {k: v for k, v in second.items() if k != "seconds"} == \
+        {k: v for k, v in first.items() if k != "seconds"}
+
+
+def test_minhash_with_templates_recomputes_the_pruned_signatures(tmp_path: Path) -> None:
+    """Pages of one host sharing a frame: their signatures are recomputed from their content
+    sets (not read from the stored band keys); the outputs equal the in-memory path's."""
+    rng = random.Random(9)
+    frame = " ".join(f"nav{i}" for i in range(40))
+    texts = [frame + " " + text for text in _texts(60, seed=4)]
+    texts = [text if rng.random() < 0.9 else " ".join(text.split()[40:]) for text in texts]
+    inputs = _corpus(tmp_path / "corpus", texts, host="example.org")
+    config = DedupConfig(method="minhash")
+    _, memory = run_dedup(tuple(inputs), tmp_path / "memory", config, show_progress=False)
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=16, bucket_bytes=2048)
+    engine = run_engine(inputs, tmp_path / "engine", config, options)
+    assert engine["templates"]["hosts_with_templates"] == 1
+    for name in TABLES:
+        assert pq.read_table(tmp_path / "engine" / f"{name}.parquet").to_pylist() == \
+            pq.read_table(tmp_path / "memory" / f"{name}.parquet").to_pylist(), name
+    assert engine["near"]["candidates"] == memory["near"]["candidates"]
+    assert engine["near"]["verified"] == memory["near"]["verified"] > 0
+
+
+def _fingerprint_bytes(work: Path) -> int:
+    return sum(path.stat().st_size for path in (work / "fingerprint").rglob("*")
+               if path.is_file())
+
+
+def test_exact_copies_share_one_shingle_set(tmp_path: Path) -> None:
+    """Adding exact copies to a partition grows it by less than their shingle sets would take;
+    the partition stores each distinct set once."""
+    unique = [text for text in dict.fromkeys(_texts(200, seed=8))]
+    rng = random.Random(2)
+    copies = [rng.choice(unique) for _ in range(60)]
+    config = DedupConfig(method="simhash")
+    runs = {}
+    for name, texts in (("unique", unique), ("copies", unique + copies)):
+        options = EngineOptions(work=tmp_path / f"work-{name}", chunk_docs=10_000)
+        run_engine(_corpus(tmp_path / name, texts), tmp_path / f"out-{name}", config, options)
+        runs[name] = options.work
+    fingerprinter = Fingerprinter(config)
+    sets = [fingerprinter(Document(id="c", raw=t.encode(), kind="text")).shingles
+            for t in copies]
+    copy_set_bytes = 8 * sum(s.size for s in sets)
+    growth = _fingerprint_bytes(runs["copies"]) - _fingerprint_bytes(runs["unique"])
+    assert 0 < growth < copy_set_bytes
+    [partition] = (runs["copies"] / "fingerprint").iterdir()
+    distinct = {fingerprinter(Document(id="u", raw=t.encode(), kind="text")).shingles.tobytes()
+                for t in unique}
+    assert stored_shingles(partition) == sum(len(s) // 8 for s in distinct)
