@@ -34,6 +34,7 @@ from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
 from neardup.engine.pairfiles import to_records
+from neardup.engine.paragraphs import paragraphs_near
 from neardup.engine.partition import read_prints
 from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
 from neardup.engine.sketchjoin import sketch_found
@@ -49,7 +50,8 @@ from neardup.pipeline.templates import content_prints
 __all__ = ["OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
 
 STAGE = "near"
-OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa")
+OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
+               "shingle-paragraphs")
 
 
 def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -97,12 +99,26 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
             "rejected": candidates - (int(kept.sum()) - equivalent), **parameters}
 
 
+def _paragraphs(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                folder: Path, budget: int, content: ContentReader,
+                exact_pairs: Path) -> dict[str, Any]:
+    """shingle-paragraphs: the iterations over bucketed keys; the summary's keys in the
+    in-memory order."""
+    record = paragraphs_near(config, catalog, survivors, exact_pairs, folder, budget, content)
+    with open(folder / "tables.pkl", "wb") as out:
+        pickle.dump({"growth": record["growth"]}, out)
+    counts = {name: record.pop(name) for name in ("candidates", "verified", "rejected")}
+    return {**counts, "verification": config.verification, **record}
+
+
 def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                 folder: Path, budget: int) -> dict[str, Any]:
+                 folder: Path, budget: int, exact_pairs: Path) -> dict[str, Any]:
     templates = run_templates(config, catalog, survivors, folder / "templates", budget)
     content = ContentReader(config, catalog, templates)
     if config.method in ("simhash", "minhash"):
         record = _fingerprints(config, catalog, survivors, folder, budget, content)
+    elif config.method == "shingle-paragraphs":
+        record = _paragraphs(config, catalog, survivors, folder, budget, content, exact_pairs)
     else:
         record = _joined(config, catalog, survivors, folder, budget, content, templates)
     return {**record, "verification": config.verification,
@@ -151,7 +167,8 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
         return final, record
     temporary = work.temporary(final)
     if runs_out_of_core(config):
-        record = _out_of_core(config, catalog, survivors, temporary, budget)
+        record = _out_of_core(config, catalog, survivors, temporary, budget,
+                              work.root / "exact" / "pairs.bin")
     else:
         record = _in_memory(config, catalog, survivors, temporary)
     publish_dir(temporary, final)
