@@ -10,11 +10,16 @@ The per-host templates are counted first (:mod:`neardup.engine.templates`), then
   methods), the found pairs verified with the method's own columns and rule
   (:mod:`neardup.engine.scoring`).
 
-``shingle-paragraphs`` (its iterations draw sub-collections over the whole run) and ``chunks``
-with ``write_relations`` (whose tables list every document) still load the survivors' prints
-into this process and call the method's own ``find`` (see the README's "Large corpora").
+- ``shingle-paragraphs`` (:mod:`neardup.engine.paragraphs`): Pereira et al.'s iterations, each
+  sub-collection joined with the rest of the collection through bucketed key files, the pairs
+  verified like the joined methods'.
 
-Writes ``near/pairs.bin`` (pair records), and the method's extra tables as ``near/tables.pkl``.
+With ``write_relations`` (method ``chunks``), S&GM's relation tables are written piece by piece
+from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). No
+method loads the run's prints into this process.
+
+Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
+``near/tables.pkl`` and the relation tables as ``near/tables/<name>.parquet``.
 """
 
 from __future__ import annotations
@@ -27,15 +32,18 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from neardup.cluster.relations import RELATIONS
 from neardup.config import DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
-from neardup.engine.pairfiles import to_records
+from neardup.engine.outputs import TableSink
 from neardup.engine.paragraphs import paragraphs_near
-from neardup.engine.partition import read_prints
+from neardup.engine.relations import TABLES as RELATION_TABLES
+from neardup.engine.relations import write_relations
 from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
 from neardup.engine.sketchjoin import sketch_found
 from neardup.engine.smfajoin import smfa_found
@@ -43,11 +51,9 @@ from neardup.engine.templates import ContentReader, run_chunk_templates, run_tem
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.features.templates import TemplateSet
-from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
-from neardup.pipeline.templates import content_prints
 
-__all__ = ["OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
+__all__ = ["OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core", "write_near_tables"]
 
 STAGE = "near"
 OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
@@ -84,6 +90,9 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
         templates.chunks = int(sum(values.size for values in chunk_templates.values()))
         found, candidates, parameters = chunks_found(config, catalog, survivors,
                                                      chunk_templates, work, budget)
+        if config.write_relations:
+            write_relations(catalog, work / "fprints", config.overlap.drop_common or 0,
+                            folder / "tables", budget)
     elif config.method == "smfa":
         found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)
     else:
@@ -125,36 +134,9 @@ def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
             "templates": templates.summary(config.templates)}
 
 
-def _all_prints(catalog: Catalog, features: bool) -> list[DocumentPrints]:
-    prints: list[DocumentPrints] = []
-    for part in catalog.parts:
-        rows = read_prints(part.folder, features)
-        prints.extend(rows[row] for row in part.kept_rows().tolist())
-    return prints
-
-
-def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-               folder: Path) -> dict[str, Any]:
-    method = near_method(config.method)
-    assert method is not None
-    prints = _all_prints(catalog, method.features is not None)
-    chosen = np.flatnonzero(survivors).astype(np.int64)
-    content, templates = content_prints(config, prints, chosen)
-    near = method.find(config, content, chosen)
-    with open(folder / "pairs.bin", "wb") as out:
-        out.write(to_records(near.pairs).tobytes())
-        out.flush()
-        os.fsync(out.fileno())
-    with open(folder / "tables.pkl", "wb") as out:
-        pickle.dump(near.tables, out)
-    return {"candidates": near.candidates, "verified": len(near.pairs),
-            "rejected": near.rejected, "verification": config.verification, **near.parameters,
-            "templates": templates.summary(config.templates)}
-
-
 def runs_out_of_core(config: DedupConfig) -> bool:
     """Whether the near stage runs out of core for ``config``."""
-    return config.method in OUT_OF_CORE and not config.write_relations
+    return config.method in OUT_OF_CORE
 
 
 def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
@@ -166,17 +148,46 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
     if (record := work.done(STAGE)) is not None:
         return final, record
     temporary = work.temporary(final)
-    if runs_out_of_core(config):
-        record = _out_of_core(config, catalog, survivors, temporary, budget,
-                              work.root / "exact" / "pairs.bin")
-    else:
-        record = _in_memory(config, catalog, survivors, temporary)
+    if not runs_out_of_core(config):
+        raise ValueError(f"method {config.method!r} has no out-of-core near stage")
+    record = _out_of_core(config, catalog, survivors, temporary, budget,
+                          work.root / "exact" / "pairs.bin")
     publish_dir(temporary, final)
     work.mark(STAGE, record)
     return final, record
 
 
 def near_tables(folder: Path) -> dict[str, list[dict[str, object]]]:
+    """The method's extra tables as rows (each whole in memory: :func:`write_near_tables`
+    streams them instead)."""
+    tables = near_tables_small(folder)
+    for name in RELATION_TABLES:
+        if (folder / "tables" / f"{name}.parquet").exists():
+            tables[name] = pq.read_table(folder / "tables" / f"{name}.parquet").to_pylist()
+    return tables
+
+
+def write_near_tables(folder: Path, out: Path, fmt: str) -> None:
+    """Write the method's extra tables to ``out`` as ``fmt``, the relation tables a row group
+    at a time (the same rows as :func:`near_tables`)."""
+    for name, rows in near_tables_small(folder).items():
+        table = pa.Table.from_pylist(rows)
+        with TableSink(out, name, fmt) as sink:
+            sink.write(table)
+            sink.close(table.schema)
+    for name in RELATION_TABLES:
+        path = folder / "tables" / f"{name}.parquet"
+        if not path.exists():
+            continue
+        source = pq.ParquetFile(path)
+        with TableSink(out, name, fmt) as sink:
+            for group in range(source.num_row_groups):
+                sink.write(source.read_row_group(group))
+            sink.close(source.schema_arrow)
+
+
+def near_tables_small(folder: Path) -> dict[str, list[dict[str, object]]]:
+    """The method's small extra tables (shingle-paragraphs' growth)."""
     path = folder / "tables.pkl"
     if not path.exists():
         return {}
