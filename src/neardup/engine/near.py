@@ -111,13 +111,11 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
 def _paragraphs(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                 folder: Path, budget: int, content: ContentReader,
                 exact_pairs: Path) -> dict[str, Any]:
-    """shingle-paragraphs: the iterations over bucketed keys; the summary's keys in the
-    in-memory order."""
+    """shingle-paragraphs: the iterations over bucketed keys, then verification."""
     record = paragraphs_near(config, catalog, survivors, exact_pairs, folder, budget, content)
     with open(folder / "tables.pkl", "wb") as out:
         pickle.dump({"growth": record["growth"]}, out)
-    counts = {name: record.pop(name) for name in ("candidates", "verified", "rejected")}
-    return {**counts, "verification": config.verification, **record}
+    return record
 
 
 def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -130,7 +128,8 @@ def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
         record = _paragraphs(config, catalog, survivors, folder, budget, content, exact_pairs)
     else:
         record = _joined(config, catalog, survivors, folder, budget, content, templates)
-    return {**record, "verification": config.verification,
+    counts = {name: record.pop(name) for name in ("candidates", "verified", "rejected")}
+    return {**counts, "verification": config.verification, **record,
             "templates": templates.summary(config.templates)}
 
 
