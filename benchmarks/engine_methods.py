@@ -22,11 +22,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
 import tarfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,14 @@ def _run(source: Path, inputs: list[Path], out: Path, case: str, limit: str) -> 
 
 
 def _digest(out: Path) -> str:
+    """:func:`_rows_digest` in a fresh process: the tables' rows as Python objects (gigabytes
+    for the relation tables) must not raise the peak RSS this process hands to the next run it
+    forks (``ru_maxrss`` survives fork and exec)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_rows_digest, out).result()
+
+
+def _rows_digest(out: Path) -> str:
     """SHA-256 of the rows of the pairs and clusters tables (and of the relation tables when
     written)."""
     rows = {name: pq.read_table(out / f"{name}.parquet").to_pylist()
@@ -83,7 +93,7 @@ def _digest(out: Path) -> str:
 
 
 def _compare(documents: int, inputs: list[Path], method: str, before: Path | None, after: Path,
-             limits: list[str], kept: dict[str, Any]) -> dict[str, Any]:
+             limits: list[str], kept: dict[str, Any], label: str = "after") -> dict[str, Any]:
     """Before (unless ``before`` is None: the runs in ``kept`` stay) and after, per limit."""
     base = WORK / f"methods-out-{documents}-{method}"
     runs = dict(kept)
@@ -92,7 +102,7 @@ def _compare(documents: int, inputs: list[Path], method: str, before: Path | Non
         runs["before"]["outputs_sha256"] = _digest(base / "before")
         shutil.rmtree(base / "before")
     for limit in limits:
-        name = f"after_{limit}"
+        name = f"{label}_{limit}"
         runs[name] = _run(after, inputs, base / name, method, limit)
         runs[name]["outputs_sha256"] = _digest(base / name)
         runs[name]["same_pairs_and_clusters_as_before"] = (
@@ -119,6 +129,9 @@ def main() -> None:
     parser.add_argument("--limits", nargs="+", default=["2G", "512M"],
                         help="--memory-limit of the after runs (the first one also before)")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=sorted(CASES))
+    parser.add_argument("--after-source", help="a src folder to run as the after code instead "
+                        "of --after (e.g. a commit exported and patched by hand)")
+    parser.add_argument("--label", default="after", help="name of the after runs")
     parser.add_argument("--keep-before", action="store_true",
                         help="re-measure the after runs only, beside the stored before runs")
     args = parser.parse_args()
@@ -128,7 +141,8 @@ def main() -> None:
     make_corpus(corpus, largest)
     parts = corpus_parts(corpus)
     before = None if args.keep_before else _source(args.before)
-    after = _source(args.after) if args.after else REPO_DIR / "src"
+    after = (Path(args.after_source).resolve() if args.after_source
+             else _source(args.after) if args.after else REPO_DIR / "src")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"sizes": {}}
     started = time.perf_counter()
     for documents in sorted(args.documents):
@@ -136,13 +150,16 @@ def main() -> None:
         entry = results["sizes"].setdefault(str(documents), {})
         for method in args.methods:
             entry[method] = _compare(documents, inputs, method, before, after, args.limits,
-                                     entry.get(method, {}))
+                                     entry.get(method, {}), args.label)
             print(documents, method, json.dumps(entry[method]), flush=True)
     commits = results.setdefault("commits", {method: {"before": results.get("before_commit"),
                                                       "after": results.get("after_commit")}
                                              for method in METHODS if "before_commit" in results})
     for method in args.methods:
-        commits[method] = {"before": args.before, "after": args.after or "working tree"}
+        code = args.after_source or args.after or "working tree"
+        commits.setdefault(method, {})
+        commits[method].update({"before": args.before} if before is not None else {})
+        commits[method][args.label] = code
     results.pop("before_commit", None)
     results.pop("after_commit", None)
     results.update(workers=1, cases={name: [method, *arguments]
