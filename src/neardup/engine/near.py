@@ -16,7 +16,8 @@ The per-host templates are counted first (:mod:`neardup.engine.templates`), then
 
 With ``write_relations`` (method ``chunks``), S&GM's relation tables are written piece by piece
 from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). No
-method loads the run's prints into this process.
+method of :data:`OUT_OF_CORE` loads the run's prints into this process; a method outside it
+(``keyword``, or one registered later) still runs in memory through its own ``find``.
 
 Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
 ``near/tables.pkl`` and the relation tables as ``near/tables/<name>.parquet``.
@@ -41,7 +42,9 @@ from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
 from neardup.engine.outputs import TableSink
+from neardup.engine.pairfiles import to_records
 from neardup.engine.paragraphs import paragraphs_near
+from neardup.engine.partition import read_prints
 from neardup.engine.relations import TABLES as RELATION_TABLES
 from neardup.engine.relations import write_relations
 from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
@@ -51,7 +54,9 @@ from neardup.engine.templates import ContentReader, run_chunk_templates, run_tem
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.features.templates import TemplateSet
+from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
+from neardup.pipeline.templates import content_prints
 
 __all__ = ["OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core", "write_near_tables"]
 
@@ -133,6 +138,33 @@ def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
             "templates": templates.summary(config.templates)}
 
 
+def _all_prints(catalog: Catalog, features: bool) -> list[DocumentPrints]:
+    prints: list[DocumentPrints] = []
+    for part in catalog.parts:
+        rows = read_prints(part.folder, features)
+        prints.extend(rows[row] for row in part.kept_rows().tolist())
+    return prints
+
+
+def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+               folder: Path) -> dict[str, Any]:
+    method = near_method(config.method)
+    assert method is not None
+    prints = _all_prints(catalog, method.features is not None)
+    chosen = np.flatnonzero(survivors).astype(np.int64)
+    content, templates = content_prints(config, prints, chosen)
+    near = method.find(config, content, chosen)
+    with open(folder / "pairs.bin", "wb") as out:
+        out.write(to_records(near.pairs).tobytes())
+        out.flush()
+        os.fsync(out.fileno())
+    with open(folder / "tables.pkl", "wb") as out:
+        pickle.dump(near.tables, out)
+    return {"candidates": near.candidates, "verified": len(near.pairs),
+            "rejected": near.rejected, "verification": config.verification, **near.parameters,
+            "templates": templates.summary(config.templates)}
+
+
 def runs_out_of_core(config: DedupConfig) -> bool:
     """Whether the near stage runs out of core for ``config``."""
     return config.method in OUT_OF_CORE
@@ -147,10 +179,11 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
     if (record := work.done(STAGE)) is not None:
         return final, record
     temporary = work.temporary(final)
-    if not runs_out_of_core(config):
-        raise ValueError(f"method {config.method!r} has no out-of-core near stage")
-    record = _out_of_core(config, catalog, survivors, temporary, budget,
-                          work.root / "exact" / "pairs.bin")
+    if runs_out_of_core(config):
+        record = _out_of_core(config, catalog, survivors, temporary, budget,
+                              work.root / "exact" / "pairs.bin")
+    else:
+        record = _in_memory(config, catalog, survivors, temporary)
     publish_dir(temporary, final)
     work.mark(STAGE, record)
     return final, record
