@@ -148,9 +148,9 @@ def test_joined_methods_never_build_the_runs_prints(method: str, tmp_path: Path,
     monkeypatch.setattr(partition, "DocumentPrints", refuse)
     summary = run_engine(inputs, tmp_path / "engine", config, options)
     assert summary["near"]["verified"] > 0
+    some_partition = next((tmp_path / "work").glob("fingerprint/*/meta.parquet")).parent
     with pytest.raises(AssertionError, match="prints list"):
-        run_engine(inputs, tmp_path / "memory", DedupConfig(method="shingle-paragraphs"),
-                   EngineOptions(work=tmp_path / "work-memory", chunk_docs=10))
+        partition.read_prints(some_partition, True)
 
 
 def test_a_key_shared_by_many_documents_expands_in_bounded_pieces() -> None:

@@ -10,11 +10,17 @@ The per-host templates are counted first (:mod:`neardup.engine.templates`), then
   methods), the found pairs verified with the method's own columns and rule
   (:mod:`neardup.engine.scoring`).
 
-``shingle-paragraphs`` (its iterations draw sub-collections over the whole run) and ``chunks``
-with ``write_relations`` (whose tables list every document) still load the survivors' prints
-into this process and call the method's own ``find`` (see the README's "Large corpora").
+- ``shingle-paragraphs`` (:mod:`neardup.engine.paragraphs`): Pereira et al.'s iterations, each
+  sub-collection joined with the rest of the collection through bucketed key files, the pairs
+  verified like the joined methods'.
 
-Writes ``near/pairs.bin`` (pair records), and the method's extra tables as ``near/tables.pkl``.
+With ``write_relations`` (method ``chunks``), S&GM's relation tables are written piece by piece
+from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). No
+method of :data:`OUT_OF_CORE` loads the run's prints into this process; a method outside it
+(``keyword``, or one registered later) still runs in memory through its own ``find``.
+
+Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
+``near/tables.pkl`` and the relation tables as ``near/tables/<name>.parquet``.
 """
 
 from __future__ import annotations
@@ -27,14 +33,20 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from neardup.cluster.relations import RELATIONS
 from neardup.config import DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
+from neardup.engine.outputs import TableSink
 from neardup.engine.pairfiles import to_records
+from neardup.engine.paragraphs import paragraphs_near
 from neardup.engine.partition import read_prints
+from neardup.engine.relations import TABLES as RELATION_TABLES
+from neardup.engine.relations import write_relations
 from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
 from neardup.engine.sketchjoin import sketch_found
 from neardup.engine.smfajoin import smfa_found
@@ -46,13 +58,16 @@ from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
 from neardup.pipeline.templates import content_prints
 
-__all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core"]
+__all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core",
+           "write_near_tables"]
 
 STAGE = "near"
-NEAR_RESULTS = ("pairs.bin", "tables.pkl", "candidates/pairs.bin")
+NEAR_RESULTS = ("pairs.bin", "tables.pkl", "tables", "candidates/pairs.bin")
 """What the near stage keeps (cluster, outputs and later ``--against`` runs read the verified
-pairs; the candidate pairs, 16 bytes each, are kept for inspection)."""
-OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa")
+pairs and the method's extra tables; the candidate pairs, 16 bytes each, are kept for
+inspection)."""
+OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
+               "shingle-paragraphs")
 
 
 def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -85,6 +100,9 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
         templates.chunks = int(sum(values.size for values in chunk_templates.values()))
         found, candidates, parameters = chunks_found(config, catalog, survivors,
                                                      chunk_templates, work, budget)
+        if config.write_relations:
+            write_relations(catalog, work / "fprints", config.overlap.drop_common or 0,
+                            folder / "tables", budget)
     elif config.method == "smfa":
         found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)
     else:
@@ -100,15 +118,28 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
             "rejected": candidates - (int(kept.sum()) - equivalent), **parameters}
 
 
+def _paragraphs(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                folder: Path, budget: int, content: ContentReader,
+                exact_pairs: Path) -> dict[str, Any]:
+    """shingle-paragraphs: the iterations over bucketed keys, then verification."""
+    record = paragraphs_near(config, catalog, survivors, exact_pairs, folder, budget, content)
+    with open(folder / "tables.pkl", "wb") as out:
+        pickle.dump({"growth": record["growth"]}, out)
+    return record
+
+
 def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                 folder: Path, budget: int) -> dict[str, Any]:
+                 folder: Path, budget: int, exact_pairs: Path) -> dict[str, Any]:
     templates = run_templates(config, catalog, survivors, folder / "templates", budget)
     content = ContentReader(config, catalog, templates)
     if config.method in ("simhash", "minhash"):
         record = _fingerprints(config, catalog, survivors, folder, budget, content)
+    elif config.method == "shingle-paragraphs":
+        record = _paragraphs(config, catalog, survivors, folder, budget, content, exact_pairs)
     else:
         record = _joined(config, catalog, survivors, folder, budget, content, templates)
-    return {**record, "verification": config.verification,
+    counts = {name: record.pop(name) for name in ("candidates", "verified", "rejected")}
+    return {**counts, "verification": config.verification, **record,
             "templates": templates.summary(config.templates)}
 
 
@@ -141,7 +172,7 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
 
 def runs_out_of_core(config: DedupConfig) -> bool:
     """Whether the near stage runs out of core for ``config``."""
-    return config.method in OUT_OF_CORE and not config.write_relations
+    return config.method in OUT_OF_CORE
 
 
 def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
@@ -154,7 +185,8 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
         return final, record
     temporary = work.temporary(final)
     if runs_out_of_core(config):
-        record = _out_of_core(config, catalog, survivors, temporary, budget)
+        record = _out_of_core(config, catalog, survivors, temporary, budget,
+                              work.root / "exact" / "pairs.bin")
     else:
         record = _in_memory(config, catalog, survivors, temporary)
     drop_scratch(temporary, NEAR_RESULTS)
@@ -164,6 +196,36 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
 
 
 def near_tables(folder: Path) -> dict[str, list[dict[str, object]]]:
+    """The method's extra tables as rows (each whole in memory: :func:`write_near_tables`
+    streams them instead)."""
+    tables = near_tables_small(folder)
+    for name in RELATION_TABLES:
+        if (folder / "tables" / f"{name}.parquet").exists():
+            tables[name] = pq.read_table(folder / "tables" / f"{name}.parquet").to_pylist()
+    return tables
+
+
+def write_near_tables(folder: Path, out: Path, fmt: str) -> None:
+    """Write the method's extra tables to ``out`` as ``fmt``, the relation tables a row group
+    at a time (the same rows as :func:`near_tables`)."""
+    for name, rows in near_tables_small(folder).items():
+        table = pa.Table.from_pylist(rows)
+        with TableSink(out, name, fmt) as sink:
+            sink.write(table)
+            sink.close(table.schema)
+    for name in RELATION_TABLES:
+        path = folder / "tables" / f"{name}.parquet"
+        if not path.exists():
+            continue
+        source = pq.ParquetFile(path)
+        with TableSink(out, name, fmt) as sink:
+            for group in range(source.num_row_groups):
+                sink.write(source.read_row_group(group))
+            sink.close(source.schema_arrow)
+
+
+def near_tables_small(folder: Path) -> dict[str, list[dict[str, object]]]:
+    """The method's small extra tables (shingle-paragraphs' growth)."""
     path = folder / "tables.pkl"
     if not path.exists():
         return {}

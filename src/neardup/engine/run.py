@@ -41,8 +41,8 @@ from neardup.engine.fingerprint import (
     partitions_of,
     run_fingerprint,
 )
-from neardup.engine.near import near_tables, run_near
-from neardup.engine.outputs import TableSink, write_outputs
+from neardup.engine.near import run_near, write_near_tables
+from neardup.engine.outputs import write_outputs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.verify import pairs_of_new
 from neardup.engine.workdir import WorkDir, write_atomic
@@ -217,8 +217,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
                   with_simhash=config.method == "simhash", links=config.links,
                   scratch=scratch, budget=options.budget)
-    for name, rows in near_tables(near_folder).items():
-        _write_rows(out, name, fmt, rows)
+    write_near_tables(near_folder, out, fmt)
     shutil.rmtree(scratch, ignore_errors=True)
     decided = restrict_to_new(out, fmt, old) if against else None
     laps.lap("outputs")
@@ -268,15 +267,6 @@ def _step(progress: Callable[[str, int, int], None] | None, stage: str, done: in
     """Tell the display a stage without inner counts has started (0 of 1) or ended (1 of 1)."""
     if progress is not None:
         progress(stage, done, 1)
-
-
-def _write_rows(out: Path, name: str, fmt: str, rows: list[dict[str, object]]) -> None:
-    import pyarrow as pa
-
-    table = pa.Table.from_pylist(rows)
-    with TableSink(out, name, fmt) as sink:
-        sink.write(table)
-        sink.close(table.schema)
 
 
 def _cpu(records: list[dict[str, Any]]) -> dict[str, float]:

@@ -33,7 +33,8 @@ from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
 from neardup.methods.verify import verified_pairs
 from neardup.overlap.iterative import ParagraphSets, find_paragraph_pairs
 
-__all__ = ["UNIT", "find_paragraphs", "paragraph_features", "paragraph_percentages"]
+__all__ = ["UNIT", "find_paragraphs", "paragraph_features", "paragraph_parameters",
+           "paragraph_percentages"]
 
 
 def paragraph_features(config: DedupConfig) -> FeatureExtractor[ParagraphPrint | None]:
@@ -101,12 +102,21 @@ def find_paragraphs(config: DedupConfig, prints: list[Prints[ParagraphPrint | No
     cfg = config.paragraphs
     a, b, shared, growth = find_paragraph_pairs(sets, cfg.level, cfg.iterations, cfg.seed)
     pairs, rejected = verified_pairs(config, prints, docs, a, b, shared)
-    documents = int(weights.sum())
+    parameters = paragraph_parameters(config, int(weights.sum()), len(eligible),
+                                      len(features) - len(eligible), growth)
+    return NearStage(pairs, int(a.size), rejected, parameters, tables={"growth": growth})
+
+
+def paragraph_parameters(config: DedupConfig, documents: int, considered: int, too_short: int,
+                         growth: list[dict[str, object]]) -> dict[str, object]:
+    """The method's ``near`` summary: ``documents`` counted (exact-level groups weighed),
+    ``considered`` survivors with shingle paragraphs, ``too_short`` without, and the growth."""
+    cfg = config.paragraphs
     last = growth[-1] if growth else {}
-    parameters: dict[str, object] = {
+    return {
         "paragraphs": cfg.tag, "level": cfg.level, "iterations": cfg.iterations,
-        "documents_considered": documents, "survivors_considered": len(eligible),
-        "survivors_too_short": len(features) - len(eligible),
+        "documents_considered": documents, "survivors_considered": considered,
+        "survivors_too_short": too_short,
         "clusters": last.get("clusters", 0), "duplicates": last.get("duplicates", 0),
         "near_clusters": last.get("near_clusters", 0),
         "near_duplicates": last.get("near_duplicates", 0),
@@ -114,7 +124,6 @@ def find_paragraphs(config: DedupConfig, prints: list[Prints[ParagraphPrint | No
         "percent_near_duplicates": _percent(last.get("near_duplicates", 0), documents),
         **_estimates(growth, documents), "growth": growth,
     }
-    return NearStage(pairs, int(a.size), rejected, parameters, tables={"growth": growth})
 
 
 def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
