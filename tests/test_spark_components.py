@@ -40,10 +40,10 @@ def spark() -> Iterator[SparkSession]:
 
 
 def _graph(seed: int) -> Graph:
-    """Nodes numbered at random: a 300-node path (many rounds), a 60-leaf star, ten short
+    """Nodes numbered at random: a 150-node path (many rounds), a 60-leaf star, ten short
     chains, a sparse random part, isolated nodes, and every edge kind repeated or reversed."""
     rng = np.random.default_rng(seed)
-    count = 1_200
+    count = 600
     order = rng.permutation(count)
     pieces, next_node = [], 0
 
@@ -53,15 +53,15 @@ def _graph(seed: int) -> Graph:
         next_node += size
         return nodes.astype(np.int64)
 
-    path = take(300)
+    path = take(150)
     pieces.append(np.stack([path[:-1], path[1:]]))
     star = take(61)
     pieces.append(np.stack([np.full(60, star[0]), star[1:]]))
     for _ in range(10):
         chain = take(int(rng.integers(2, 9)))
         pieces.append(np.stack([chain[:-1], chain[1:]]))
-    random_part = take(400)
-    pieces.append(rng.choice(random_part, size=(2, 300)))
+    random_part = take(200)
+    pieces.append(rng.choice(random_part, size=(2, 150)))
     edges = np.concatenate(pieces, axis=1)
     extra = edges[:, rng.choice(edges.shape[1], 80)][::-1]  # repeated, reversed
     loops = np.stack([random_part[:5], random_part[:5]])
@@ -113,7 +113,7 @@ def test_rounds_on_spark_only(spark: SparkSession, tmp_path: Path) -> None:
     report = _run(spark, tmp_path, 1, 0)
     assert report["open_edges"][-1] == 0 and report["driver_edges"] == 0
     assert report["rounds"] >= 3  # the long path needs several rounds
-    assert report["rounds"] <= 2 * int(np.log2(1_200)) + 2  # and converges in O(log n)
+    assert report["rounds"] <= 2 * int(np.log2(600)) + 2  # and converges in O(log n)
     assert all(later <= earlier for earlier, later in
                zip(report["open_edges"][1:], report["open_edges"][2:], strict=False))
 
@@ -121,11 +121,11 @@ def test_rounds_on_spark_only(spark: SparkSession, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_small_remainder_finished_on_driver(spark: SparkSession, tmp_path: Path) -> None:
     """With a bound below the graph's edges, Spark runs rounds until the open edges fit (the
-    300-node path cannot finish in one round), and the driver's union-find finishes them."""
-    report = _run(spark, tmp_path, 2, 600)
-    assert report["open_edges"][0] > 600
+    150-node path cannot finish in one round), and the driver's union-find finishes them."""
+    report = _run(spark, tmp_path, 2, 300)
+    assert report["open_edges"][0] > 300
     assert report["rounds"] >= 1
-    assert 0 < report["driver_edges"] <= 600
+    assert 0 < report["driver_edges"] <= 300
 
 
 def test_few_pairs_never_start_spark(spark: SparkSession, tmp_path: Path) -> None:
