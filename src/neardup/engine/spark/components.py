@@ -14,7 +14,7 @@ edges form a star around its smallest node (its centre has no smaller neighbour;
 that one edge and no other): the label the local union-find gives. After each round the edges of
 finished stars are set aside (their leaves' labels are final) and only the others go on, so the
 working set shrinks round by round: web-crawl graphs are mostly small clusters, done in a round
-or two. Each round is one Spark job that writes its finished and open edges as Parquet into the
+or two. Each round is one Spark action that writes its finished and open edges as Parquet into the
 work directory; the next round reads the open ones back, so the plan never grows with the
 rounds (the Parquet files are the checkpoint) and the driver learns the counts from the files'
 footers, without another job. The rounds stop as soon as no edge is open.
