@@ -6,8 +6,11 @@ method, the local engine (``--workers 2``) and the Spark engine (``local[2]``) r
 processes over it, interleaved, ``--repeat`` times each; recorded per run: wall seconds, CPU
 seconds of the whole process tree (the JVM and Spark's Python workers included: every process
 of the tree is sampled every 50 ms from /proc and its last user+system time kept), and the peak
-RSS summed over the tree. The two runs' tables must be identical (checked after each pair).
-Results go to benchmarks/results/spark.json, keyed by size.
+RSS summed over the tree; the summary's per-stage seconds, the load average before and after,
+and for Spark the component stage's report (pairs, rounds, open edges per round, seconds:
+``cluster/spark-components.json`` of the work directory). The two runs' tables must be
+identical (checked after each pair). Results go to benchmarks/results/spark.json, keyed by
+size (and by ``--label`` when given, e.g. to keep runs of two versions apart).
 
     python benchmarks/spark.py --documents 1000000
 """
@@ -95,14 +98,19 @@ def measure(command: Sequence[str]) -> dict[str, Any]:
 def run(engine: str, corpus: Path, method: str, memory: str) -> dict[str, Any]:
     out = WORK / f"spark-bench-{engine}-{method}"
     shutil.rmtree(out, ignore_errors=True)
+    before = load_average()
     command = [NEARDUP, "dedup", str(corpus), "--out", str(out), "--method", method,
                "--memory-limit", memory, "--quiet", "--work", str(out / "work")]
     command += (["--engine", "spark", "--spark-master", "local[2]"] if engine == "spark"
                 else ["--workers", "2"])
     timing = measure(command)
     summary = json.loads((out / "summary.json").read_text())
-    return {**timing, "stage_seconds": summary["seconds"], "documents": summary["documents"],
-            "clusters": summary["clusters"], "duplicates": summary["duplicates"],
+    report = out / "work" / "cluster" / "spark-components.json"
+    components = json.loads(report.read_text()) if report.exists() else None
+    shutil.rmtree(out / "work", ignore_errors=True)  # the tables stay, for the comparison
+    return {**timing, "stage_seconds": summary["seconds"], "components": components,
+            "documents": summary["documents"], "clusters": summary["clusters"],
+            "duplicates": summary["duplicates"], "load_average_before": before,
             "load_average": load_average()}
 
 
@@ -120,8 +128,11 @@ def compare(corpus: Path, method: str, repeat: int, memory: str) -> dict[str, An
         for engine in ("local", "spark"):
             runs[engine].append(run(engine, corpus, method, memory))
         identical.append(same_tables(method))
-    medians = {engine: {key: statistics.median(r[key] for r in found)
-                        for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")}
+    medians = {engine: {**{key: statistics.median(r[key] for r in found)
+                           for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")},
+                        "stage_seconds": {stage: round(statistics.median(
+                            r["stage_seconds"][stage] for r in found), 3)
+                            for stage in found[0]["stage_seconds"]}}
                for engine, found in runs.items()}
     for engine in runs:
         shutil.rmtree(WORK / f"spark-bench-{engine}-{method}", ignore_errors=True)
@@ -134,22 +145,27 @@ def main() -> None:
     parser.add_argument("--methods", default="minhash,simhash")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--memory-limit", default="2G")
+    parser.add_argument("--label", default="", help="results key suffix (e.g. before/after)")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    corpus = WORK / f"scale-{args.documents}.jsonl.gz"  # as benchmarks/scale.py names it
+    corpus = WORK / f"scale-{args.documents}"  # as benchmarks/scale.py names it
     make_corpus(corpus, args.documents)
     found = {method: compare(corpus, method, args.repeat, args.memory_limit)
              for method in args.methods.split(",")}
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results[str(args.documents)] = {"documents": args.documents, "methods": found,
-                                    "cores": os.cpu_count(),
-                                    "environment": environment(["neardup", "pyspark"]),
-                                    "load_average_after": load_average()}
+    key = f"{args.documents}-{args.label}" if args.label else str(args.documents)
+    results[key] = {"documents": args.documents, "methods": found, "cores": os.cpu_count(),
+                    "environment": environment(["neardup", "pyspark"]),
+                    "load_average_after": load_average()}
     temporary = RESULTS.with_suffix(".tmp")
-    temporary.write_text(json.dumps(results, indent=2) + "\n")
+    with open(temporary, "w") as out:
+        out.write(json.dumps(results, indent=2) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(temporary, RESULTS)
     for method, entry in found.items():
-        print(method, json.dumps(entry["median"]), "identical:", entry["identical_tables"])
+        print(method, json.dumps(entry["median"]), "identical:", entry["identical_tables"],
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from neardup.engine.buckets import (
     write_routed,
 )
 from neardup.engine.catalog import Catalog
+from neardup.engine.kernels import equal_key_pairs as _equal_key_pairs
 from neardup.engine.partition import band_key_rows
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
@@ -187,23 +188,6 @@ def _unique_pairs(task: _Unique) -> int:
     return _write_pairs(task.out, rows["a"], rows["b"])
 
 
-def _equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
-    """Every pair (a < b) of docs with equal (band, key) in one bucket."""
-    rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
-    same = (rows["band"][1:] == rows["band"][:-1]) & (rows["key"][1:] == rows["key"][:-1])
-    firsts, seconds = [], []
-    distance = 1
-    candidates = np.flatnonzero(same)
-    while candidates.size:
-        firsts.append(rows["doc"][candidates])
-        seconds.append(rows["doc"][candidates + distance])
-        distance += 1
-        candidates = candidates[candidates + distance < rows.size]
-        candidates = candidates[(rows["band"][candidates + distance] == rows["band"][candidates])
-                                & (rows["key"][candidates + distance] == rows["key"][candidates])]
-    if not firsts:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    return np.concatenate(firsts), np.concatenate(seconds)
 
 
 class _PairSink:

@@ -25,13 +25,12 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from neardup._types import I64, U64
 from neardup.config import DedupConfig
 from neardup.engine.buckets import append_files, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
+from neardup.engine.kernels import gather_sets as _gather
 from neardup.engine.pairfiles import to_records
-from neardup.engine.partition import shingle_slices, signature_rows
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
 from neardup.methods.near import scored_pairs
@@ -56,31 +55,6 @@ def pairs_of_new(old: int) -> Iterator[None]:
 def _mean_set_bytes(catalog: Catalog) -> float:
     total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1]) for part in catalog.parts)
     return 8.0 * total / max(1, catalog.documents) + 64.0
-
-
-def _gather(catalog: Catalog, docs: I64, signatures: bool,
-            content: ContentReader | None) -> tuple[U64, I64, U64, Any]:
-    """Shingle sets (flat, offsets; content sets with ``content``), simhashes and signatures
-    (or None) of sorted ``docs``."""
-    which, rows = catalog.locate(docs)
-    flats, sizes, simhashes, rows_out = [], [], [], []
-    for index in np.unique(which).tolist():
-        part = catalog.parts[index]
-        chosen = rows[which == index]
-        raw = part.kept_rows()[chosen]
-        flat, offsets = (shingle_slices(part.folder, raw) if content is None
-                         else content.sets(part, chosen))
-        flats.append(flat)
-        sizes.append(np.diff(offsets))
-        simhashes.append(catalog.columns(part)["simhash"][chosen])
-        if signatures:
-            stored = signature_rows(part.folder, raw)
-            rows_out.append(stored if content is None
-                            else content.signatures(part, chosen, stored))
-    offsets = np.zeros(docs.size + 1, dtype=np.int64)
-    np.cumsum(np.concatenate(sizes), out=offsets[1:])
-    return (np.concatenate(flats), offsets, np.concatenate(simhashes),
-            np.concatenate(rows_out) if signatures else None)
 
 
 def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any],

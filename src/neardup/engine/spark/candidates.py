@@ -9,9 +9,12 @@ engine joins a bucket (:mod:`neardup.engine.candidates`):
   holds whole prefix classes; :func:`neardup.index.hamming.table_pairs` reports a pair only from
   the first table whose prefix it shares, so no pair comes out twice.
 - ``minhash``: the LSH band keys (band, key) are routed by key, each group pairs the documents
-  of equal (band, key), and the pairs, routed by their first document, are made unique.
+  of equal (band, key) (:func:`neardup.engine.kernels.equal_key_pairs`); a pair found in
+  several bands comes out once per band, and is made unique where verification groups the
+  pairs by their first document (no shuffle of its own).
 
-The result is an RDD of candidate blocks (``CANDIDATE`` arrays: a < b, unique over the RDD).
+The result is an RDD of candidate blocks (``CANDIDATE`` arrays: a < b; unique over the RDD for
+simhash, repeated across bands for minhash).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import numpy.typing as npt
 
 from neardup.config import DedupConfig
 from neardup.engine.buckets import spread
-from neardup.engine.candidates import CANDIDATE, SIMHASH_ROW
+from neardup.engine.candidates import BAND_ROW, CANDIDATE, SIMHASH_ROW
 from neardup.engine.catalog import Catalog
+from neardup.engine.kernels import equal_key_pairs
 from neardup.engine.partition import band_key_rows
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
@@ -37,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["minhash_candidates", "simhash_candidates"]
 
-BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
 I64 = npt.NDArray[np.int64]
 Block = tuple[Any, npt.NDArray[Any]]
 
@@ -131,30 +134,9 @@ def minhash_candidates(context: SparkContext, config: DedupConfig, catalog: Cata
             rows["key"] = keys[:, band]
             yield from _groups(spread(rows["key"]) % routes, rows)
 
-    def pairs(group: tuple[Any, Iterable[npt.NDArray[Any]]]) -> Iterator[Block]:
-        found = _equal_key_pairs(np.concatenate(list(group[1])))
-        yield from _groups(spread(found["a"]) % routes, found)
-
-    def unique(group: tuple[Any, Iterable[npt.NDArray[Any]]]) -> Iterator[npt.NDArray[Any]]:
-        yield np.unique(np.concatenate(list(group[1])))
+    def pairs(group: tuple[Any, Iterable[npt.NDArray[Any]]]) -> Iterator[npt.NDArray[Any]]:
+        yield _candidates(*equal_key_pairs(np.concatenate(list(group[1]))))
 
     blocks = (_parts(context, catalog, partitions).flatMap(keys).groupByKey(partitions)
-              .flatMap(pairs).groupByKey(partitions).flatMap(unique))
+              .flatMap(pairs))
     return blocks, {"threshold": config.threshold, "bands": bands.bands, "rows": bands.rows}
-
-
-def _equal_key_pairs(rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """Every pair (a < b) of documents with equal (band, key) among ``rows``."""
-    rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
-    cuts = np.flatnonzero((rows["band"][1:] != rows["band"][:-1])
-                          | (rows["key"][1:] != rows["key"][:-1])) + 1
-    starts, ends = np.r_[0, cuts], np.r_[cuts, rows.size]
-    firsts, seconds = [], []
-    for start, end in zip(starts[ends - starts > 1].tolist(), ends[ends - starts > 1].tolist(),
-                          strict=True):
-        i, j = np.triu_indices(end - start, 1)
-        firsts.append(rows["doc"][start + i])
-        seconds.append(rows["doc"][start + j])
-    if not firsts:
-        return np.empty(0, dtype=CANDIDATE)
-    return _candidates(np.concatenate(firsts), np.concatenate(seconds))

@@ -2,26 +2,39 @@
 
 The pair files of the run (revisits, exact levels, near pairs) are read by Spark tasks in blocks
 of records; each pair is an undirected edge, kept as (hi, lo) with hi > lo. Rounds alternate the
-two operations of Kiveris et al. ("Connected Components in MapReduce and Beyond", 2014):
+two operations of Kiveris et al. ("Connected Components in MapReduce and Beyond", 2014), on
+DataFrames of two longs (Catalyst plans, no Python rows):
 
 - large-star: every node links its larger neighbours to the smallest node of its neighbourhood
   (itself included);
 - small-star: every node links itself and its smaller neighbours to the smallest of them.
 
-Both keep each component connected and never add a node to it; they stop when the edges form
-stars (no node is both a leaf and a centre, each leaf has one edge), whose centre is then the
-component's smallest document: the label the local union-find gives. This takes O(log n) rounds
-in practice; each round's edges are checkpointed, so the plan does not grow with the rounds.
+Both keep each component connected and never add a node to it; a component is finished when its
+edges form a star around its smallest node (its centre has no smaller neighbour; each leaf has
+that one edge and no other): the label the local union-find gives. After each round the edges of
+finished stars are set aside (their leaves' labels are final) and only the others go on, so the
+working set shrinks round by round: web-crawl graphs are mostly small clusters, done in a round
+or two. Each round is one Spark action that writes its finished and open edges as Parquet into the
+work directory; the next round reads the open ones back, so the plan never grows with the
+rounds (the Parquet files are the checkpoint) and the driver learns the counts from the files'
+footers, without another job. The rounds stop as soon as no edge is open.
 
-The labels (leaf, centre) and each document's strongest relation (the minimum relation code of
-its pairs) are written by Spark as Parquet, then read by the driver batch by batch into the
-memory-mapped ``labels.npy`` and ``strongest.npy`` of the local cluster stage.
+Whenever the open edges number at most ``driver_edges`` (the edges whose int64 pairs fit in the
+run's in-memory budget), the driver finishes them with the project's union-find
+(:mod:`neardup.cluster.unionfind`): the large graphs take their O(log n) rounds on Spark until
+their remainder is small, the small ones (fewer pairs than the bound from the start) never
+start a Spark job. Each document's strongest relation (the minimum relation code of its pairs)
+is aggregated the same way: by Spark beside the rounds, or on the driver with the union-find.
+The results go to the memory-mapped ``labels.npy`` and ``strongest.npy`` of the local cluster
+stage, with ``spark-components.json`` (edges, rounds, open edges per round, timings).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,17 +44,31 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup.cluster.relations import RELATIONS
-from neardup.engine.clusters import Components
+from neardup.cluster.unionfind import flatten, union_into
+from neardup.engine.clusters import Components, pair_blocks
 from neardup.engine.pairfiles import PAIR
+from neardup.engine.run import EngineOptions
+from neardup.engine.workdir import write_atomic
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["spark_components"]
+__all__ = ["driver_bound", "label_components", "spark_components"]
 
 BLOCK = 1 << 20
-"""Pair records one task reads."""
+"""Pair records one task reads; rows one driver batch holds."""
 EDGES = "a long, b long, relation tinyint"
+EDGE_BYTES = 16
+"""One edge on the driver: two int64 document numbers."""
+SCRATCH = ("spark-pairs", "spark-rounds", "spark-strongest")
+
+
+def driver_bound(budget: int | None = None) -> int:
+    """Edges the driver finishes itself: as many int64 pairs as ``budget`` bytes hold (by
+    default the in-memory budget of a run with the default ``--memory-limit``)."""
+    if budget is None:
+        budget = EngineOptions(work=Path(".")).budget
+    return max(0, budget // EDGE_BYTES)
 
 
 def _ranges(files: list[Path]) -> list[tuple[str, int, int]]:
@@ -68,57 +95,94 @@ def _pairs(session: SparkSession, ranges: list[tuple[str, int, int]]) -> DataFra
     return table.repartition(len(ranges)).mapInArrow(_read, EDGES)
 
 
-def _large_star(edges: DataFrame) -> DataFrame:
+def _sides(edges: DataFrame, first: str, second: str) -> DataFrame:
+    """Each edge twice, as (node, other, hi): from its ``first`` and from its ``second`` end
+    (``hi``: whether ``node`` is the edge's larger end); one scan of ``edges``."""
     from pyspark.sql import functions as F
 
-    both = edges.select(F.col("hi").alias("node"), F.col("lo").alias("other")).union(
-        edges.select(F.col("lo").alias("node"), F.col("hi").alias("other")))
-    smallest = both.groupBy("node").agg(F.least(F.min("other"), F.col("node")).alias("m"))
-    return (both.where(F.col("other") > F.col("node")).join(smallest, "node")
+    sides = F.array(F.struct(F.col(first).alias("node"), F.col(second).alias("other")),
+                    F.struct(F.col(second).alias("node"), F.col(first).alias("other")))
+    return (edges.select(F.explode(sides).alias("side")).select("side.node", "side.other")
+            .withColumn("hi", F.col("node") > F.col("other")))
+
+
+def _large_star(edges: DataFrame) -> DataFrame:
+    """Each node's larger neighbours linked to the smallest node of its neighbourhood."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    smallest = F.least(F.min("other").over(Window.partitionBy("node")), F.col("node"))
+    return (_sides(edges, "hi", "lo").withColumn("m", smallest).where(~F.col("hi"))
             .select(F.col("other").alias("hi"), F.col("m").alias("lo")).distinct())
 
 
 def _small_star(edges: DataFrame) -> DataFrame:
+    """Each node and its smaller neighbours linked to the smallest of them."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    smallest = edges.groupBy("hi").agg(F.min("lo").alias("m"))
-    moved = (edges.join(smallest, "hi").where(F.col("lo") != F.col("m"))
-             .select(F.col("lo").alias("hi"), F.col("m").alias("lo")))
-    return moved.union(smallest.select("hi", F.col("m").alias("lo"))).distinct()
+    smallest = F.min("lo").over(Window.partitionBy("hi"))
+    linked = edges.withColumn("m", smallest).select(F.explode(F.array(
+        F.struct(F.col("lo").alias("hi"), F.col("m").alias("lo")),
+        F.struct(F.col("hi").alias("hi"), F.col("m").alias("lo")))).alias("edge"))
+    return linked.select("edge.hi", "edge.lo").where(F.col("hi") != F.col("lo")).distinct()
 
 
-def _stars(edges: DataFrame) -> bool:
-    """Whether every component of ``edges`` is a star around its smallest node."""
+def _settle(edges: DataFrame) -> DataFrame:
+    """``edges`` with ``done``: whether the edge's component is a star around its ``lo``
+    (its leaves have that one edge and no smaller node links to ``lo``; then ``lo`` is the
+    label of ``hi``, and the component can leave the rounds)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    most = edges.groupBy("hi").count().agg(F.max("count")).first()
-    if most is not None and (most[0] or 0) > 1:
-        return False  # a leaf with two centres
-    centres = edges.select(F.col("lo").alias("hi")).distinct()
-    return edges.select("hi").join(centres, "hi").limit(1).count() == 0
+    node = Window.partitionBy("node")
+    sides = _sides(edges, "hi", "lo").withColumns({
+        "leaves": F.sum(F.col("hi").cast("int")).over(node),
+        "centre": F.max((~F.col("hi")).cast("int")).over(node)})
+    good = F.when(F.col("hi"), (F.col("leaves") == 1) & (F.col("centre") == 0)) \
+        .otherwise(F.col("leaves") == 0)
+    star = F.min(good.cast("int")).over(
+        Window.partitionBy(F.when(F.col("hi"), F.col("other")).otherwise(F.col("node"))))
+    return (sides.withColumn("star", star).where(F.col("hi"))
+            .select(F.col("node").alias("hi"), F.col("other").alias("lo"),
+                    (F.col("star") == 1).alias("done")))
 
 
-def _converge(pairs: DataFrame) -> tuple[DataFrame, int]:
-    """The star edges (leaf, centre) of ``pairs``' components, and the rounds taken."""
+def _count(folder: Path) -> int:
+    """Rows of the Parquet files under ``folder`` (from their footers)."""
+    return sum(pq.ParquetFile(path).metadata.num_rows for path in folder.glob("*.parquet"))
+
+
+def _round(session: SparkSession, folder: Path, source: Path, number: int) -> int:
+    """One large-star / small-star round on the open edges in ``source``: writes the round's
+    finished and open edges under ``folder``; returns the open edges' count."""
+    target = folder / f"round-{number:03d}"
+    edges = session.read.parquet(str(source))
+    _settle(_small_star(_large_star(edges))).write.partitionBy("done").parquet(str(target))
+    return _count(target / "done=false")
+
+
+def _start(session: SparkSession, folder: Path, ranges: list[tuple[str, int, int]]) -> int:
+    """Write the distinct edges (hi, lo) of the pairs and each document's strongest relation;
+    returns the edges' count."""
     from pyspark.sql import functions as F
 
-    edges = _saved(pairs.where(F.col("a") != F.col("b"))
-                   .select(F.greatest("a", "b").alias("hi"), F.least("a", "b").alias("lo"))
-                   .distinct())
-    rounds = 0
-    while True:
-        rounds += 1
-        edges = _saved(_small_star(_large_star(edges)))
-        if _stars(edges):
-            return edges, rounds
+    pairs = _pairs(session, ranges).cache()
+    (pairs.where(F.col("a") != F.col("b"))
+     .select(F.greatest("a", "b").alias("hi"), F.least("a", "b").alias("lo")).distinct()
+     .write.parquet(str(folder / "spark-rounds" / "round-000" / "done=false")))
+    ends = pairs.select(F.col("a").alias("doc"), "relation").union(
+        pairs.select(F.col("b").alias("doc"), "relation"))
+    ends.groupBy("doc").agg(F.min("relation").alias("relation")).write.parquet(
+        str(folder / "spark-strongest"))
+    pairs.unpersist()
+    return _count(folder / "spark-rounds" / "round-000" / "done=false")
 
 
-def _saved(edges: DataFrame) -> DataFrame:
-    """``edges`` computed once, checkpointed (the plan restarts from the files)."""
-    cached = edges.persist()
-    saved = cached.checkpoint()
-    cached.unpersist()
-    return saved
+def _batches(folders: Iterable[Path]) -> Iterator[pa.RecordBatch]:
+    for folder in folders:
+        for path in sorted(folder.glob("*.parquet")):
+            yield from pq.ParquetFile(path).iter_batches(BLOCK)
 
 
 def _open(folder: Path, name: str, dtype: Any, count: int) -> np.memmap[Any, Any]:
@@ -127,50 +191,87 @@ def _open(folder: Path, name: str, dtype: Any, count: int) -> np.memmap[Any, Any
     return array
 
 
-def _batches(folder: Path) -> Iterator[pa.RecordBatch]:
-    for path in sorted(folder.glob("*.parquet")):
-        yield from pq.ParquetFile(path).iter_batches(1 << 20)
-
-
-def _fill(target: npt.NDArray[Any], folder: Path, key: str, value: str) -> None:
-    for batch in _batches(folder):
-        target[batch.column(key).to_numpy()] = batch.column(value).to_numpy()
-
-
-def _write(folder: Path, count: int, edges: DataFrame | None,
-           strongest: DataFrame | None) -> npt.NDArray[Any]:
+def _arrays(folder: Path, count: int) -> tuple[np.memmap[Any, Any], np.memmap[Any, Any]]:
+    """``labels.npy`` (each doc its own label) and ``strongest.npy`` (no relation)."""
     labels = _open(folder, "labels", np.int64, count)
     for start in range(0, count, BLOCK):
         labels[start:start + BLOCK] = np.arange(start, min(count, start + BLOCK))
-    relations = _open(folder, "strongest", np.int8, count)
-    relations[:] = len(RELATIONS)
-    if edges is not None and strongest is not None:
-        edges.write.parquet(str(folder / "spark-labels"))
-        strongest.write.parquet(str(folder / "spark-strongest"))
-        _fill(labels, folder / "spark-labels", "hi", "lo")
-        _fill(relations, folder / "spark-strongest", "doc", "relation")
+    strongest = _open(folder, "strongest", np.int8, count)
+    strongest[:] = len(RELATIONS)
+    return labels, strongest
+
+
+def _on_driver(labels: npt.NDArray[Any], strongest: npt.NDArray[Any],
+               files: list[Path]) -> None:
+    """The whole stage on the driver: union-find and strongest relations over the pair files."""
+    for block in pair_blocks(files):
+        union_into(labels, block["a"], block["b"])
+        np.minimum.at(strongest, block["a"], block["relation"])
+        np.minimum.at(strongest, block["b"], block["relation"])
+
+
+def _rounds(session: SparkSession, folder: Path, edges: int,
+            driver_edges: int) -> tuple[list[int], Path]:
+    """Rounds until no edge is open or the open ones number at most ``driver_edges``; returns
+    the open edges after each round and the folder of the last open ones."""
+    rounds = folder / "spark-rounds"
+    open_edges, source = [edges], rounds / "round-000" / "done=false"
+    while open_edges[-1] > driver_edges:
+        number = len(open_edges)
+        open_edges.append(_round(session, rounds, source, number))
+        source = rounds / f"round-{number:03d}" / "done=false"
+    return open_edges, source
+
+
+def _on_spark(session: SparkSession, folder: Path, labels: npt.NDArray[Any],
+              strongest: npt.NDArray[Any], files: list[Path],
+              driver_edges: int) -> dict[str, Any]:
+    began = time.perf_counter()
+    edges = _start(session, folder, _ranges(files))
+    started = time.perf_counter()
+    open_edges, rest = _rounds(session, folder, edges, driver_edges)
+    ran = time.perf_counter()
+    for batch in _batches([folder / "spark-strongest"]):
+        strongest[batch.column("doc").to_numpy()] = batch.column("relation").to_numpy()
+    for batch in _batches(sorted((folder / "spark-rounds").glob("round-*/done=true"))):
+        labels[batch.column("hi").to_numpy()] = batch.column("lo").to_numpy()
+    for batch in _batches([rest]):
+        union_into(labels, batch.column("hi").to_numpy(), batch.column("lo").to_numpy())
+    return {"open_edges": open_edges, "rounds": len(open_edges) - 1,
+            "driver_edges": open_edges[-1],
+            "seconds": {"start": round(started - began, 3), "rounds": round(ran - started, 3),
+                        "driver": round(time.perf_counter() - ran, 3)}}
+
+
+def label_components(session: SparkSession, folder: Path, count: int, files: list[Path],
+                     driver_edges: int) -> tuple[npt.NDArray[Any], dict[str, Any]]:
+    """``labels.npy`` and ``strongest.npy`` in ``folder`` for ``count`` docs and the pair
+    ``files``; returns the labels (memory-mapped) and the stage's report."""
+    began = time.perf_counter()
+    labels, strongest = _arrays(folder, count)
+    pairs = sum(path.stat().st_size // PAIR.itemsize for path in files if path.exists())
+    if pairs <= driver_edges:
+        _on_driver(np.asarray(labels), np.asarray(strongest), files)
+        report: dict[str, Any] = {"open_edges": [pairs], "rounds": 0, "driver_edges": pairs}
+    else:
+        report = _on_spark(session, folder, np.asarray(labels), np.asarray(strongest), files,
+                           driver_edges)
+    flatten(np.asarray(labels))
     labels.flush()
-    relations.flush()
-    return labels
+    strongest.flush()
+    for name in SCRATCH:
+        shutil.rmtree(folder / name, ignore_errors=True)
+    report = {"pairs": pairs, "driver_bound": driver_edges, **report,
+              "total_seconds": round(time.perf_counter() - began, 3)}
+    write_atomic(folder / "spark-components.json", json.dumps(report).encode())
+    return labels, report
 
 
-def spark_components(session: SparkSession) -> Components:
-    """The cluster stage's components on Spark (a drop-in for its union-find)."""
-    from pyspark.sql import functions as F
+def spark_components(session: SparkSession, budget: int | None = None) -> Components:
+    """The cluster stage's components on Spark (a drop-in for its union-find); the driver
+    finishes at most :func:`driver_bound` (``budget``) edges."""
+    bound = driver_bound(budget)
 
     def run(folder: Path, count: int, files: list[Path]) -> npt.NDArray[Any]:
-        ranges = _ranges(files)
-        if not ranges:
-            return _write(folder, count, None, None)
-        session.sparkContext.setCheckpointDir(str(folder / "spark-checkpoints"))
-        pairs = _pairs(session, ranges).cache()
-        edges, _ = _converge(pairs)
-        ends = pairs.select(F.col("a").alias("doc"), "relation").union(
-            pairs.select(F.col("b").alias("doc"), "relation"))
-        strongest = ends.groupBy("doc").agg(F.min("relation").alias("relation"))
-        labels = _write(folder, count, edges, strongest)
-        pairs.unpersist()
-        for name in ("spark-labels", "spark-strongest", "spark-checkpoints"):
-            shutil.rmtree(folder / name, ignore_errors=True)
-        return labels
+        return label_components(session, folder, count, files, bound)[0]
     return run

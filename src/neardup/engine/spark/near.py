@@ -46,8 +46,10 @@ def _near(context: SparkContext, partitions: int, config: DedupConfig, catalog: 
     else:
         blocks, parameters = minhash_candidates(context, config, catalog, survivors, partitions,
                                                 content)
-    scored = verify_pairs(context, config, catalog, content, blocks, partitions)
-    candidates, verified = write_verified(scored, folder / "pairs.bin")
+    (folder / "verified").mkdir()
+    scored = verify_pairs(context, config, catalog, content, blocks, partitions,
+                          folder / "verified")
+    candidates, verified = write_verified(scored, folder / "verified", folder / "pairs.bin")
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
             "verification": config.verification, **parameters,
             "templates": templates.summary(config.templates)}

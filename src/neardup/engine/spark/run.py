@@ -53,13 +53,15 @@ class SparkOptions:
 
 
 def spark_executor(session: SparkSession, partitions: int,
-                   remote: dict[str, RemoteFile] | None = None) -> Executor:
+                   remote: dict[str, RemoteFile] | None = None,
+                   budget: int | None = None) -> Executor:
     """The stages of a run on ``session``, shuffling into ``partitions`` partitions (``remote``:
-    the files of the URI inputs, read through Spark)."""
+    the files of the URI inputs, read through Spark; ``budget``: the run's in-memory bytes,
+    which bound the component edges the driver finishes itself)."""
     context = session.sparkContext
     return Executor("spark", spark_mapper(session, remote, partitions),
                     spark_near(context, partitions),
-                    spark_components(session),
+                    spark_components(session, budget),
                     {"master": context.master, "parallelism": context.defaultParallelism,
                      "partitions": partitions})
 
@@ -91,7 +93,7 @@ def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: 
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
             resolved = resolve_inputs(session, inputs)
-            executor = spark_executor(session, partitions, resolved.remote)
+            executor = spark_executor(session, partitions, resolved.remote, options.budget)
             summary = run_engine(list(resolved.paths), out, config, options, executor=executor,
                                  **keywords)
     except Exception as error:

@@ -1,16 +1,22 @@
 """Stage 5 on Spark: candidate pairs joined with the shingle sets of their documents, scored.
 
 The candidate blocks are keyed by the fingerprint partition of their first document and
-shuffled, so that one task verifies the pairs of one partition: it reads the shingle sets (the
+shuffled, so that one task verifies the pairs of one partition: it makes them unique (every
+copy of a pair has the same first document, so all meet there), reads the shingle sets (the
 content sets when templates are pruned), simhashes and signatures of the pairs' documents from
-their partitions, and scores each pair with :func:`neardup.methods.near.scored_pairs`, as the
-local engine does. Pairs below the resemblance floor are dropped and counted. The verified
-pairs come back to the driver one block at a time, as pair records for ``near/pairs.bin``.
+their partitions with :func:`neardup.engine.kernels.gather_sets`, and scores each pair with
+:func:`neardup.methods.near.scored_pairs`, as the local engine does. Pairs below the
+resemblance floor are dropped and counted. Each task writes its verified pair records into its
+own file of the work directory (temporary name, synced, renamed: a retried task writes the same
+file) and returns only its counts; the driver appends the files into ``near/pairs.bin``. One
+Spark job, and no pair through the driver's Python.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.config import DedupConfig
+from neardup.engine.buckets import append_files
 from neardup.engine.catalog import Catalog
+from neardup.engine.kernels import gather_sets
 from neardup.engine.pairfiles import to_records
-from neardup.engine.partition import signature_rows
 from neardup.engine.templates import ContentReader
 from neardup.methods.near import scored_pairs
 
@@ -35,42 +42,37 @@ BLOCK = 200_000
 """Pairs scored at once by a task."""
 
 
-def _gather(catalog: Catalog, docs: I64, content: ContentReader,
-            signatures: bool) -> tuple[Any, I64, Any, Any]:
-    """Content sets (flat, offsets), simhashes and signatures (or None) of sorted ``docs``."""
-    which, rows = catalog.locate(docs)
-    flats, sizes, simhashes, stored = [], [], [], []
-    for index in np.unique(which).tolist():
-        part, chosen = catalog.parts[index], rows[which == index]
-        flat, offsets = content.sets(part, chosen)
-        flats.append(flat)
-        sizes.append(np.diff(offsets))
-        simhashes.append(catalog.columns(part)["simhash"][chosen])
-        if signatures:
-            raw = signature_rows(part.folder, part.kept_rows()[chosen])
-            stored.append(content.signatures(part, chosen, raw))
-    offsets = np.zeros(docs.size + 1, dtype=np.int64)
-    np.cumsum(np.concatenate(sizes), out=offsets[1:])
-    return (np.concatenate(flats), offsets, np.concatenate(simhashes),
-            np.concatenate(stored) if signatures else None)
-
-
 def _score(config: DedupConfig, catalog: Catalog, content: ContentReader,
            block: npt.NDArray[Any]) -> tuple[int, npt.NDArray[Any]]:
     a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
     docs = np.unique(np.concatenate([a, b]))
-    flat, offsets, simhashes, signatures = _gather(catalog, docs, content,
-                                                   config.method == "minhash")
+    flat, offsets, simhashes, signatures = gather_sets(catalog, docs,
+                                                       config.method == "minhash", content)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
     pairs = scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
     kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
     return a.size, to_records(kept)
 
 
+def _write(path: Path, records: Iterable[npt.NDArray[Any]]) -> int:
+    """``records`` into ``path`` (temporary name, synced, renamed); returns the rows."""
+    temporary = path.with_suffix(f".{uuid.uuid4().hex}.tmp")  # one per task attempt
+    rows = 0
+    with open(temporary, "wb") as out:
+        for block in records:
+            out.write(block.tobytes())
+            rows += int(block.size)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, path)
+    return rows
+
+
 def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
-                 content: ContentReader, candidates: RDD[npt.NDArray[Any]],
-                 partitions: int) -> RDD[tuple[int, npt.NDArray[Any]]]:
-    """(candidates scored, verified pair records) per block of the candidate pairs."""
+                 content: ContentReader, candidates: RDD[npt.NDArray[Any]], partitions: int,
+                 folder: Path) -> RDD[tuple[int, int]]:
+    """(candidates scored, verified) per fingerprint partition of the candidate pairs' first
+    documents; each task writes its verified records to ``folder/NNNNN.bin``."""
     starts = catalog.starts()
     reader = context.broadcast(content)
 
@@ -79,23 +81,28 @@ def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
         for index in np.unique(which).tolist():
             yield index, block[which == index]
 
-    def score(group: tuple[int, Iterable[npt.NDArray[Any]]]) -> Iterator[
-            tuple[int, npt.NDArray[Any]]]:
-        pairs = np.concatenate(list(group[1]))
-        for start in range(0, pairs.size, BLOCK):
-            yield _score(config, catalog, reader.value, pairs[start:start + BLOCK])
+    def score(group: tuple[int, Iterable[npt.NDArray[Any]]]) -> Iterator[tuple[int, int]]:
+        pairs = np.unique(np.concatenate(list(group[1])))
+        counts = [0]
+
+        def scored() -> Iterator[npt.NDArray[Any]]:
+            for start in range(0, pairs.size, BLOCK):
+                count, records = _score(config, catalog, reader.value, pairs[start:start + BLOCK])
+                counts[0] += count
+                yield records
+        verified = _write(folder / f"{group[0]:06d}.bin", scored())
+        yield counts[0], verified
 
     return candidates.flatMap(by_part).groupByKey(partitions).flatMap(score)
 
 
-def write_verified(scored: RDD[tuple[int, npt.NDArray[Any]]], path: Path) -> tuple[int, int]:
-    """Write the verified pairs to ``path`` (synced); returns (candidates, verified)."""
-    candidates = verified = 0
+def write_verified(scored: RDD[tuple[int, int]], folder: Path, path: Path) -> tuple[int, int]:
+    """Run the verification; append its files (in ``folder``, then deleted) into ``path``,
+    synced; returns (candidates, verified)."""
+    counts = scored.collect()
     with open(path, "wb") as out:
-        for count, records in scored.toLocalIterator():
-            candidates += count
-            verified += int(records.size)
-            out.write(records.tobytes())
+        append_files(sorted(folder.glob("*.bin")), out)
         out.flush()
         os.fsync(out.fileno())
-    return candidates, verified
+    shutil.rmtree(folder)  # with the temporary files of failed task attempts, if any
+    return sum(count for count, _ in counts), sum(verified for _, verified in counts)
