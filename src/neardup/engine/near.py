@@ -56,7 +56,8 @@ def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
                   folder: Path, budget: int, content: ContentReader) -> dict[str, Any]:
     """simhash, minhash: candidates by bucketed keys, then verification."""
     if config.method == "simhash":
-        parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget)
+        parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget,
+                                        content)
     else:
         parameters = minhash_candidates(config, catalog, survivors, folder / "candidates", budget,
                                         content)
