@@ -156,6 +156,14 @@ def _case(trees: dict[str, Path], files: dict[str, Path], old_out: Path, method:
             **{name: _median(found) for name, found in runs.items()}}
 
 
+def _write(results: dict[str, Any]) -> None:
+    RESULTS_DIR.mkdir(exist_ok=True)
+    path = RESULTS_DIR / "engine_against.json"
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(results, indent=1) + "\n")
+    temporary.replace(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", default="100000,300000")
@@ -182,16 +190,16 @@ def main() -> None:
             cases[str(size)] = _case(trees, files, old_out, method, size, args.repeat)
             print(method, size, json.dumps({k: cases[str(size)][k]["wall_s"]
                                             for k in trees}), flush=True)
-        results["methods"][method] = cases
+            results["methods"][method] = cases
+            _write(results)  # each case as it ends
     results["load_average_after"] = load_average()
+    _write(results)
     rows = [[method, size, name, case[name]["wall_s"], case[name]["cpu_s"],
              case[name]["candidates_wall_s"], case[name]["peak_rss_mb"], case["same_outputs"]]
             for method, cases in results["methods"].items()
             for size, case in cases.items() if size.isdigit() for name in trees]
     table = markdown_table(["method", "old docs", "tree", "wall s", "CPU s", "candidates s",
                             "peak RSS MB", "same outputs"], rows)
-    RESULTS_DIR.mkdir(exist_ok=True)
-    (RESULTS_DIR / "engine_against.json").write_text(json.dumps(results, indent=1) + "\n")
     print(table)
 
 
