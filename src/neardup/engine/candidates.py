@@ -238,6 +238,17 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     joins = [_BandJoin(writer.folder, bucket, folder / f"joined-{bucket:05d}.bin", count,
                        tuple(f / "bands" for f in olds), _block_rows(budget, BAND_ROW))
              for bucket in range(writer.count)]
+    _distinct_pairs(joins, folder, count)
+    if content is None or not content.active:
+        write_keys(folder, KeyRecord("minhash", writer.count, (bands.bands, bands.rows),
+                                     (*olds, folder)))
+    return {"threshold": config.threshold, "bands": bands.bands, "rows": bands.rows,
+            **_about(started, old)}
+
+
+def _distinct_pairs(joins: list[_BandJoin], folder: Path, count: int) -> None:
+    """Run the band joins, then make their pairs distinct bucket by bucket (by first doc) into
+    ``folder/pairs.bin``."""
     for _ in bucket_map(_join_bands, joins):
         pass
     sources = tuple(join.out for join in joins)
@@ -248,11 +259,6 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     for join in joins:
         join.out.unlink()
         join.out.with_name(join.out.name + ".bounds.npy").unlink()
-    if content is None or not content.active:
-        write_keys(folder, KeyRecord("minhash", writer.count, (bands.bands, bands.rows),
-                                     (*olds, folder)))
-    return {"threshold": config.threshold, "bands": bands.bands, "rows": bands.rows,
-            **_about(started, old)}
 
 
 @dataclass(frozen=True, slots=True)
