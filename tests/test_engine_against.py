@@ -241,3 +241,21 @@ def test_band_join_of_new_against_old_equals_brute_force(seed: int, old: int, ne
     expected = [(int(x["doc"]), int(y["doc"])) for x in olds for y in news
                 if x["band"] == y["band"] and x["key"] == y["key"]]
     assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == sorted(expected)
+
+
+def test_jsonl_outputs_with_no_new_pair_or_no_new_document(tmp_path: Path) -> None:
+    paths = write_corpus(tmp_path / "corpus", 60, 1, seed=9)
+    config = DedupConfig(method="minhash")
+    run_engine(paths, tmp_path / "old", config, EngineOptions(work=tmp_path / "old-work"))
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text(json.dumps({"id": "lone", "text": " ".join(f"x{i}" for i in range(90))})
+                    + "\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for name, path, rows in (("one", lone, 1), ("none", empty, 0)):
+        summary = run_engine([str(path)], tmp_path / name, config, EngineOptions(
+            work=tmp_path / f"{name}-work"), fmt="jsonl", against=tmp_path / "old-work")
+        assert summary["against"]["keep"] == rows and summary["against"]["new_documents"] == rows
+        decisions = (tmp_path / name / "against.jsonl").read_text().splitlines()
+        assert [json.loads(line)["reason"] for line in decisions] == ["keep"] * rows
+        assert (tmp_path / name / "pairs.jsonl").read_text() == ""

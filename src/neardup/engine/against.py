@@ -120,10 +120,18 @@ def old_keys(root: Path) -> KeyRecord | None:
     return record
 
 
+_EMPTY = {"documents": pa.schema([("doc", pa.int64()), ("id", pa.string())]),
+          "clusters": pa.schema([("doc", pa.int64()), ("cluster", pa.int64()),
+                                 ("kept", pa.bool_())]),
+          "pairs": pa.schema([("a", pa.int64()), ("b", pa.int64())])}
+"""The columns read back, for a JSONL table without rows (an empty file)."""
+
+
 def _read(out: Path, name: str, fmt: str) -> pa.Table:
     if fmt == "parquet":
         return pq.read_table(out / f"{name}.parquet")
-    return pj.read_json(out / f"{name}.jsonl")
+    path = out / f"{name}.jsonl"
+    return pj.read_json(path) if path.stat().st_size else _EMPTY[name].empty_table()
 
 
 def _best_pairs(pairs: pa.Table, old: int) -> dict[int, dict[str, Any]]:
