@@ -31,18 +31,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from neardup.config import DedupConfig
+from neardup.engine.catalog import Catalog
+from neardup.engine.keystore import KeyRecord, read_keys
 from neardup.engine.outputs import TableSink
+from neardup.engine.partition import read_meta
 from neardup.engine.workdir import identity_differences, write_atomic
 from neardup.errors import ConfigError
 
-__all__ = ["REUSED_METHODS", "near_pair_files", "old_near_pairs", "old_partitions",
-           "record_near_pairs", "restrict_to_new"]
+__all__ = ["REUSED_METHODS", "near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
+           "record_near_pairs", "write_decisions"]
 
 REUSED_METHODS = ("simhash", "minhash")
 """The methods whose old near pairs are read from the earlier run instead of verified again."""
@@ -108,16 +111,27 @@ def record_near_pairs(root: Path, files: list[Path]) -> None:
     write_atomic(root / NEAR_PAIRS, json.dumps([str(path) for path in files]).encode())
 
 
+def old_keys(root: Path) -> KeyRecord | None:
+    """The candidate keys the run in ``root`` kept (None when it kept none, or a folder they
+    list is gone: then this run emits every key again)."""
+    record = read_keys(root / "near" / "candidates")
+    if record is None or not record.complete():
+        return None
+    return record
+
+
+_EMPTY = {"documents": pa.schema([("doc", pa.int64()), ("id", pa.string())]),
+          "clusters": pa.schema([("doc", pa.int64()), ("cluster", pa.int64()),
+                                 ("kept", pa.bool_())]),
+          "pairs": pa.schema([("a", pa.int64()), ("b", pa.int64())])}
+"""The columns read back, for a JSONL table without rows (an empty file)."""
+
+
 def _read(out: Path, name: str, fmt: str) -> pa.Table:
     if fmt == "parquet":
         return pq.read_table(out / f"{name}.parquet")
-    return pj.read_json(out / f"{name}.jsonl")
-
-
-def _rewrite(out: Path, name: str, fmt: str, table: pa.Table) -> None:
-    with TableSink(out, name, fmt) as sink:
-        sink.write(table)
-        sink.close(table.schema)
+    path = out / f"{name}.jsonl"
+    return pj.read_json(path) if path.stat().st_size else _EMPTY[name].empty_table()
 
 
 def _best_pairs(pairs: pa.Table, old: int) -> dict[int, dict[str, Any]]:
@@ -134,6 +148,15 @@ def _best_pairs(pairs: pa.Table, old: int) -> dict[int, dict[str, Any]]:
     return {doc: found for doc, (_, found) in best.items()}
 
 
+_DECISIONS = pa.schema([("doc", pa.int64()), ("id", pa.string()), ("drop", pa.bool_()),
+                        ("reason", pa.string()), ("old_doc", pa.int64()),
+                        ("old_id", pa.string()), ("pair_doc", pa.int64()),
+                        ("method", pa.string()), ("relation", pa.string()),
+                        ("resemblance", pa.float64()), ("containment_ab", pa.float64()),
+                        ("containment_ba", pa.float64()), ("hamming", pa.int64()),
+                        ("pair_id", pa.string())])
+
+
 def _decisions(clusters: pa.Table, pairs: pa.Table, old: int,
                ids: dict[int, str]) -> pa.Table:
     best = _best_pairs(pairs, old)
@@ -147,33 +170,39 @@ def _decisions(clusters: pa.Table, pairs: pa.Table, old: int,
                      "old_doc": label if label < old else None,
                      "old_id": ids.get(label) if label < old else None,
                      **pair, "pair_id": ids.get(pair["pair_doc"])})
-    schema = pa.schema([("doc", pa.int64()), ("id", pa.string()), ("drop", pa.bool_()),
-                        ("reason", pa.string()), ("old_doc", pa.int64()),
-                        ("old_id", pa.string()), ("pair_doc", pa.int64()),
-                        ("method", pa.string()), ("relation", pa.string()),
-                        ("resemblance", pa.float64()), ("containment_ab", pa.float64()),
-                        ("containment_ba", pa.float64()), ("hamming", pa.int64()),
-                        ("pair_id", pa.string())])
-    return pa.Table.from_pylist(rows, schema=schema)
+    return pa.Table.from_pylist(rows, schema=_DECISIONS)
 
 
-def restrict_to_new(out: Path, fmt: str, old: int) -> dict[str, int]:
-    """Cut the outputs in ``out`` to what touches the new documents (doc >= ``old``) and write
-    the ``against`` table; returns its counts by reason."""
+def _old_ids(catalog: Catalog, docs: list[int]) -> dict[int, str]:
+    """The ids of old docs, read from their partitions (each partition once)."""
+    if not docs:
+        return {}
+    wanted = np.array(sorted(docs), dtype=np.int64)
+    which, rows = catalog.locate(wanted)
+    found: dict[int, str] = {}
+    for index in np.unique(which).tolist():
+        part = catalog.parts[index]
+        chosen = which == index
+        ids = read_meta(part.folder, ["id"]).column("id").take(
+            pa.array(part.kept_rows()[rows[chosen]])).to_pylist()
+        found.update(zip(wanted[chosen].tolist(), ids, strict=True))
+    return found
+
+
+def write_decisions(out: Path, fmt: str, catalog: Catalog, old: int) -> dict[str, int]:
+    """Write the ``against`` table beside the outputs in ``out`` (which hold the new documents
+    and the pairs touching them, :func:`neardup.engine.outputs.write_outputs` with ``first``);
+    returns its counts by reason."""
     documents, clusters, pairs = (_read(out, name, fmt)
                                   for name in ("documents", "clusters", "pairs"))
-    pairs = pairs.filter(pc.or_(pc.greater_equal(pairs["a"], old),
-                                pc.greater_equal(pairs["b"], old)))
-    wanted = set(pairs["a"].to_pylist()) | set(pairs["b"].to_pylist())
-    clusters = clusters.filter(pc.greater_equal(clusters["doc"], old))
-    wanted |= set(clusters["cluster"].to_pylist()) | set(clusters["doc"].to_pylist())
-    named = documents.filter(pc.is_in(documents["doc"], pa.array(sorted(wanted), pa.int64())))
-    ids = dict(zip(named["doc"].to_pylist(), named["id"].to_pylist(), strict=True))
+    ids = dict(zip(documents["doc"].to_pylist(), documents["id"].to_pylist(), strict=True))
+    partners = set(pairs["a"].to_pylist()) | set(pairs["b"].to_pylist())
+    labels = set(clusters["cluster"].to_pylist())
+    ids.update(_old_ids(catalog, [doc for doc in partners | labels if doc < old]))
     decisions = _decisions(clusters, pairs, old, ids)
-    _rewrite(out, "pairs", fmt, pairs)
-    _rewrite(out, "clusters", fmt, clusters)
-    _rewrite(out, "documents", fmt, documents.filter(pc.greater_equal(documents["doc"], old)))
-    _rewrite(out, "against", fmt, decisions)
+    with TableSink(out, "against", fmt) as sink:
+        sink.write(decisions)
+        sink.close(decisions.schema)
     reasons = decisions["reason"].to_pylist()
     return {reason: reasons.count(reason)
             for reason in ("duplicate-of-old", "duplicate-of-new", "keep")}

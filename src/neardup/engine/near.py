@@ -62,10 +62,12 @@ __all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_o
            "write_near_tables"]
 
 STAGE = "near"
-NEAR_RESULTS = ("pairs.bin", "tables.pkl", "tables", "candidates/pairs.bin")
-"""What the near stage keeps (cluster, outputs and later ``--against`` runs read the verified
-pairs and the method's extra tables; the candidate pairs, 16 bytes each, are kept for
-inspection)."""
+NEAR_RESULTS = ("pairs.bin", "tables.pkl", "tables", "candidates/pairs.bin",
+                "candidates/keys.json", "candidates/bands", "candidates/table*")
+"""What the near stage keeps: the verified pairs and the method's extra tables (read by the
+cluster and output stages and by later ``--against`` runs), the sorted candidate key buckets
+with their record ``keys.json`` (joined by later ``--against`` runs), and the candidate pairs,
+16 bytes each, for inspection."""
 OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
                "shingle-paragraphs")
 
@@ -74,7 +76,8 @@ def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
                   folder: Path, budget: int, content: ContentReader) -> dict[str, Any]:
     """simhash, minhash: candidates by bucketed keys, then verification."""
     if config.method == "simhash":
-        parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget)
+        parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget,
+                                        content)
     else:
         parameters = minhash_candidates(config, catalog, survivors, folder / "candidates", budget,
                                         content)

@@ -4,6 +4,10 @@ The tables and their columns are those of :mod:`neardup.output.tables` (the READ
 ``documents`` and ``clusters`` are written one partition at a time, ``pairs`` one bucket of
 first documents at a time (sorted by a, b, method), so no table is built whole in memory. Each
 file is written under a temporary name and renamed when complete.
+
+A run ``--against`` an earlier one writes what touches its new documents only (``first``: its
+first new doc): their rows of ``documents``, ``clusters`` and ``links``, and the pairs with a doc
+at or above ``first`` (the caller leaves out the earlier run's pair files, which hold none).
 """
 
 from __future__ import annotations
@@ -142,12 +146,16 @@ def _links(part: Any) -> pa.Table:
                      "url": lists.flatten().cast(pa.string())})
 
 
-def _sorted_pairs(files: list[Path], folder: Path, documents: int, budget: int) -> Any:
-    """Pair records bucketed by ranges of ``a``, each bucket sorted by (a, b, method)."""
+def _sorted_pairs(files: list[Path], folder: Path, documents: int, budget: int,
+                  first: int = 0) -> Any:
+    """Pair records with a doc at or above ``first`` bucketed by ranges of ``a``, each bucket
+    sorted by (a, b, method)."""
     total = sum(p.stat().st_size for p in files if p.exists()) // PAIR.itemsize
     count = bucket_count(total * PAIR.itemsize * 2, budget)
     writer = BucketWriter(folder, count, PAIR)
     for block in pair_blocks(files):
+        if first:
+            block = block[np.maximum(block["a"], block["b"]) >= first]
         writer.add(block, (block["a"] * count // max(1, documents)).astype(np.uint64))
     writer.close()
     for bucket in range(count):
@@ -157,26 +165,28 @@ def _sorted_pairs(files: list[Path], folder: Path, documents: int, budget: int) 
 
 def write_outputs(catalog: Catalog, clusters: ClusterResult, pair_files: list[Path],
                   out: Path, *, fmt: str, policy: str, with_simhash: bool, links: bool,
-                  scratch: Path, budget: int) -> list[Path]:
-    """Write documents, pairs, clusters (and links) into ``out``; returns the paths."""
+                  scratch: Path, budget: int, first: int = 0) -> list[Path]:
+    """Write documents, pairs, clusters (and links) into ``out``, for the docs from ``first``
+    on; returns the paths."""
+    parts = [part for part in catalog.parts if part.start >= first]
     try:
         out.mkdir(parents=True, exist_ok=True)
         written = []
         with TableSink(out, "documents", fmt) as documents, \
                 TableSink(out, "clusters", fmt) as cluster_sink:
-            for part in catalog.parts:
+            for part in parts:
                 documents.write(_documents(catalog, part, with_simhash))
                 cluster_sink.write(_clusters(part, clusters, policy))
             documents.close(_documents_schema(with_simhash))
             cluster_sink.close(_clusters_schema())
         with TableSink(out, "pairs", fmt) as pairs:
-            for rows in _sorted_pairs(pair_files, scratch, catalog.documents, budget):
+            for rows in _sorted_pairs(pair_files, scratch, catalog.documents, budget, first):
                 pairs.write(pa.table(pairs_columns(from_records(rows))))
             pairs.close(pa.table(pairs_columns(from_records(np.empty(0, PAIR)))).schema)
         written = [documents.path, pairs.path, cluster_sink.path]
         if links:
             with TableSink(out, "links", fmt) as link_sink:
-                for part in catalog.parts:
+                for part in parts:
                     link_sink.write(_links(part))
                 link_sink.close(pa.schema([("doc", pa.int64()), ("url", pa.string())]))
             written.append(link_sink.path)

@@ -26,10 +26,11 @@ import numpy as np
 
 from neardup.config import DedupConfig
 from neardup.engine.against import (
+    old_keys,
     old_near_pairs,
     old_partitions,
     record_near_pairs,
-    restrict_to_new,
+    write_decisions,
 )
 from neardup.engine.buckets import parallel_buckets
 from neardup.engine.catalog import Catalog, build_catalog
@@ -41,6 +42,7 @@ from neardup.engine.fingerprint import (
     partitions_of,
     run_fingerprint,
 )
+from neardup.engine.keystore import reusing_keys
 from neardup.engine.near import run_near, write_near_tables
 from neardup.engine.outputs import write_outputs
 from neardup.engine.pairfiles import to_records
@@ -209,17 +211,19 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
         reuse = old_near_pairs(against, config, [part.dropped for part in
                                                  catalog.parts[:len(old_parts)]]) \
             if against else None
-        with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0):
+        keys = old_keys(against) if against and reuse is not None else None
+        with parallel_buckets(options.workers), pairs_of_new(old if reuse is not None else 0), \
+                reusing_keys(old, keys):
             exact, near_folder, near, clusters, pair_files = _bucket_stages(
                 work, config, catalog, options, progress, laps, reuse or (), executor)
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
-    write_outputs(catalog, clusters, pair_files, out, fmt=fmt, policy=config.keep,
-                  with_simhash=config.method == "simhash", links=config.links,
-                  scratch=scratch, budget=options.budget)
+    write_outputs(catalog, clusters, [p for p in pair_files if p not in (reuse or ())], out,
+                  fmt=fmt, policy=config.keep, with_simhash=config.method == "simhash",
+                  links=config.links, scratch=scratch, budget=options.budget, first=old)
     write_near_tables(near_folder, out, fmt)
     shutil.rmtree(scratch, ignore_errors=True)
-    decided = restrict_to_new(out, fmt, old) if against else None
+    decided = write_decisions(out, fmt, catalog, old) if against else None
     laps.lap("outputs")
     _step(progress, "outputs", 1)
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,

@@ -14,6 +14,7 @@ either complete and marked, or ignored and redone.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -81,12 +82,13 @@ def publish_dir(temporary: Path, final: Path) -> None:
 def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:
     """Remove every entry of a stage's temporary ``folder`` but ``keep`` (its results), before
     it is published: the buckets and joins that made them are read by no later stage. A kept
-    name may be a path inside a sub-folder (``candidates/pairs.bin``)."""
+    name may be a path inside a sub-folder (``candidates/pairs.bin``) and a pattern
+    (``candidates/table*``)."""
     for path in list(folder.iterdir()):
-        if path.name in keep:
+        if any(fnmatch.fnmatchcase(path.name, name) for name in keep):
             continue
         inner = tuple(name.split("/", 1)[1] for name in keep
-                      if name.startswith(f"{path.name}/"))
+                      if "/" in name and fnmatch.fnmatchcase(path.name, name.split("/", 1)[0]))
         if inner and path.is_dir():
             drop_scratch(path, inner)
         elif path.is_dir():
