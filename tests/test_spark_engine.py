@@ -49,7 +49,7 @@ def _tables(folder: Path) -> dict[str, Any]:
     return {name: pq.read_table(folder / f"{name}.parquet") for name in TABLES}
 
 
-TIMINGS = {"seconds", "engine", "phases"}
+TIMINGS = {"seconds", "cpu_seconds", "engine", "phases"}
 """Summary keys that hold timings or say how the run executed (not what it found)."""
 
 
