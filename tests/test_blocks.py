@@ -52,6 +52,27 @@ def _inputs(tmp: Path) -> list[Path]:
     return [plain, packed, cut, rows]
 
 
+def damage_row_group(path: Path, group: int, column: str = "text") -> None:
+    """Overwrite the page header of ``column`` in row group ``group`` (footer intact)."""
+    parquet = pq.ParquetFile(path)
+    chunk = parquet.metadata.row_group(group).column(parquet.schema_arrow.names.index(column))
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start:start + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+
+
+def _damaged_parquet(tmp: Path) -> Path:
+    """Rows in groups of 7 (snappy, text last) with the data of group 3 (rows 21 to 27)
+    damaged: the rows of the other groups are read, that group is one bad record."""
+    path = tmp / "damaged.parquet"
+    pq.write_table(pa.table({"id": [f"r{i}" for i in range(50)],
+                             "text": [f"row {i} " * (i % 5 + 40) for i in range(50)]}),
+                   path, row_group_size=7)
+    damage_row_group(path, 3)
+    return path
+
+
 def _by_phase(path: Path, size: int, stride: int) -> tuple[list[tuple[int, str, int]],
                                                           dict[str, object]]:
     found, parts, errors = [], [], []
@@ -68,7 +89,7 @@ def _by_phase(path: Path, size: int, stride: int) -> tuple[list[tuple[int, str, 
 @pytest.mark.parametrize("size", [1, 4, 13, 1000])
 @pytest.mark.parametrize("stride", [1, 2, 3])
 def test_phases_together_read_what_one_pass_reads(tmp_path: Path, size: int, stride: int) -> None:
-    for path in _inputs(tmp_path):
+    for path in [*_inputs(tmp_path), _damaged_parquet(tmp_path)]:
         reader = open_sources([str(path)])
         expected = [(doc.id, doc.offset) for doc in reader]
         found, stats = _by_phase(path, size, stride)
@@ -77,6 +98,16 @@ def test_phases_together_read_what_one_pass_reads(tmp_path: Path, size: int, str
                    ((b, (o - (1 if path.suffix != ".parquet" else 0)) // size)
                     for b, _, o in found)), path.name
         assert stats == reader.stats.as_dict(), path.name
+
+
+def test_damaged_parquet_data_loses_only_its_row_group(tmp_path: Path) -> None:
+    reader = open_sources([str(_damaged_parquet(tmp_path))])
+    offsets = [doc.offset for doc in reader]
+    assert offsets == [*range(21), *range(28, 50)]
+    assert reader.stats.skipped == {"bad-record": 1}
+    [line] = reader.stats.errors
+    assert "damaged.parquet: row 21: Parquet data damaged (" in line
+    assert line.endswith("skipped the rest of row group 3")
 
 
 def test_large_files_are_dealt_or_shared_and_small_ones_read_whole(tmp_path: Path) -> None:

@@ -186,6 +186,27 @@ def test_parquet_rows_by_spark_reader_in_a_folder_uri(spark: SparkSession, tmp_p
     assert summary["documents"] == 1198
 
 
+@pytest.mark.slow
+def test_damaged_parquet_data_is_skipped_and_counted_as_locally(spark: SparkSession,
+                                                                 tmp_path: Path) -> None:
+    """Spark's reader fails on the damaged row group; the file is read again whole by one task
+    with the local reader: the same documents, counts and error line, and the job goes on."""
+    from test_blocks import damage_row_group
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _parquet(folder / "rows.parquet", 1200)
+    damage_row_group(folder / "rows.parquet", 4)
+    with pytest.raises(Exception, match=r"(?i)parquet|page|thrift"):  # Spark's own reader fails
+        spark.read.parquet(f"file://{folder}/rows.parquet").collect()
+    summary = assert_same(spark, [str(folder)], [f"file://{folder}"], tmp_path, tmp_path / "runs",
+                          DedupConfig(method="minhash"), chunk_docs=150)
+    skipped = summary["sources"]["skipped"]
+    assert skipped == {"bad-record": 1, "empty-payload": 1, "missing-text": 1}
+    assert summary["documents"] == 1098  # rows 400 to 499 lost, two bad rows skipped
+    assert "row 400: Parquet data damaged" in summary["sources"]["errors"][0]
+
+
 def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path) -> None:
     from neardup.engine.spark.run import run_in_session
 

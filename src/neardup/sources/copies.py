@@ -16,14 +16,16 @@ from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
 from neardup.sources.files import read_file
 from neardup.sources.jsonl import read_jsonl
+from neardup.sources.parquet import read_parquet
 from neardup.sources.reader import _ARCHIVES, _LOOSE, _by_document, _damaged, _unreadable
 from neardup.sources.sniff import Sniffed
 from neardup.sources.warc import read_archive
 
 __all__ = ["COPIED_FORMATS", "read_copy"]
 
-COPIED_FORMATS = ("warc", "arc", "jsonl", "html", "text")
-"""The formats :func:`read_copy` reads (Parquet is read by the distributed reader itself)."""
+COPIED_FORMATS = ("warc", "arc", "jsonl", "html", "text", "parquet")
+"""The formats :func:`read_copy` reads (a distributed reader reads Parquet itself, and copies
+a Parquet file only when its own reader fails on damaged data)."""
 
 
 def _documents(copy: str, source: str, found: Sniffed, ctx: ReadContext,
@@ -45,6 +47,9 @@ def read_copy(copy: str, source: str, found: Sniffed, cursor: BlockCursor, *,
     """The documents of ``copy`` (a local copy of ``source``, whose format is ``found``), in
     ``cursor``'s blocks, counting into ``cursor.stats`` as a local read of the file counts."""
     ctx = ReadContext(cursor.stats, max_bytes, None, "fastwarc", media)
+    if found.fmt == "parquet":
+        yield from read_parquet(copy, source, ctx, cursor)  # counts the file once it opens
+        return
     ctx.stats.files += 1
     try:
         yield from _documents(copy, source, found, ctx, cursor)

@@ -5,6 +5,8 @@ numbers, booleans, timestamps, dates); list and struct columns are left on disk.
 imported on first use, so that starting the CLI stays fast. Parquet needs random access: it cannot
 be read from stdin. With a :class:`~neardup.sources.blocks.BlockCursor`, only the row groups
 holding one of the cursor's blocks are read, and only the rows of its blocks become documents.
+Damaged data inside a row group loses the rest of that row group only, whatever the number of
+readers sharing the file, so the documents read do not depend on the number of workers.
 """
 
 from __future__ import annotations
@@ -66,30 +68,41 @@ def _row_groups(parquet: Any, cursor: BlockCursor | None) -> Iterator[tuple[int,
 def read_parquet(path: str, source: str, ctx: ReadContext,
                  cursor: BlockCursor | None = None) -> Iterator[Document]:
     """Documents from a Parquet file (``source`` is the path as the user gave it)."""
-    import pyarrow as pa
-
     counts_file = cursor is None or cursor.blocks.counts_file
     parquet = _open(path, source, ctx if counts_file else ReadContext(type(ctx.stats)()))
     if parquet is None:
         return
     ctx.stats.files += int(counts_file)
     columns = _scalar_columns(parquet.schema_arrow)
-    row = 0
     try:
-        for group, row in _row_groups(parquet, cursor):
-            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns,
-                                              row_groups=[group]):
-                for values in batch.to_pylist():
-                    row += 1
-                    if cursor is not None and not cursor.take(row - 1):
-                        continue
-                    yield from _document(values, source, row - 1, ctx)
-    except (OSError, ValueError, pa.ArrowException) as err:
-        if cursor is None or cursor.owns_record(row):
-            ctx.stats.skip("bad-record")
-            ctx.stats.error(f"{source}: row {row}: Parquet data damaged ({err}); stopped there")
+        for group, first in _row_groups(parquet, cursor):
+            yield from _group_documents(parquet, group, first, columns, source, ctx, cursor)
     finally:
         parquet.close()
+
+
+def _group_documents(parquet: Any, group: int, first: int, columns: list[str], source: str,
+                     ctx: ReadContext, cursor: BlockCursor | None) -> Iterator[Document]:
+    """The documents of one row group. Damaged data ends the row group, not the file: the
+    rows read before it stay, the rest of the group is counted once as a ``bad-record`` (by the
+    reader owning the row where it was met) and the next row group is read."""
+    import pyarrow as pa
+
+    row = first
+    try:
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=columns,
+                                          row_groups=[group]):
+            for values in batch.to_pylist():
+                row += 1
+                if cursor is not None and not cursor.take(row - 1):
+                    continue
+                yield from _document(values, source, row - 1, ctx)
+    except (OSError, ValueError, pa.ArrowException) as err:
+        if cursor is None or cursor.take(row):
+            ctx.stats.skip("bad-record")
+            cause = " ".join(str(err).split())  # one line
+            ctx.stats.error(f"{source}: row {row}: Parquet data damaged ({cause}); "
+                            f"skipped the rest of row group {group}")
 
 
 def _document(values: dict[str, Any], source: str, row: int,

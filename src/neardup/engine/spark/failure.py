@@ -12,7 +12,7 @@ import re
 
 from neardup.errors import NeardupError
 
-__all__ = ["SparkJobError", "as_job_error", "failure_line", "is_spark_error"]
+__all__ = ["SparkJobError", "as_job_error", "failure_line", "is_lost_worker", "is_spark_error"]
 
 
 class SparkJobError(NeardupError):
@@ -31,6 +31,12 @@ def is_spark_error(error: BaseException) -> bool:
     """Whether ``error`` comes from Spark or its Java gateway (not from neardup itself)."""
     module = type(error).__module__
     return module.startswith(("py4j", "pyspark"))
+
+
+def is_lost_worker(error: BaseException) -> bool:
+    """Whether a Spark job failed because a Python worker or an executor was lost (not because
+    of what a task read)."""
+    return bool(_LOST.search(str(error)))
 
 
 def failure_line(error: BaseException) -> str:

@@ -9,7 +9,10 @@
   file; the lines are then shuffled by block (``chunk_docs`` lines, blank ones included, as
   locally) and each block is parsed by :func:`neardup.engine.fingerprint.fingerprint_block`.
 - Parquet: Spark's Parquet reader; each row's number is ``_metadata.row_index``; rows are
-  shuffled by block and each block becomes documents as locally (scalar columns only).
+  shuffled by block and each block becomes documents as locally (scalar columns only). Spark's
+  reader fails the job on damaged data; the file is then read again whole by one task with the
+  local reader (through a scratch copy), which skips and counts the damaged row group as
+  locally. Blocks fingerprinted before the failure are kept.
 
 Every task writes its fingerprint partitions into the work directory and returns the same
 records as the local engine, so the link stage numbers the documents by (file, block, record)
@@ -29,6 +32,7 @@ from neardup.engine.fingerprint import (
     fingerprint_block,
     fingerprint_split,
 )
+from neardup.engine.spark.failure import is_lost_worker, is_spark_error
 from neardup.engine.spark.inputs import RemoteFile, java_cause
 from neardup.engine.spark.parquet import parquet_blocks, parquet_rows
 from neardup.engine.workdir import WorkDir
@@ -192,15 +196,30 @@ def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[
     yield from _whole_files(session, whole)
     yield from _by_split(lines, _line_files(session, lines, partitions))
     for job in tables:
-        try:
-            frame = parquet_rows(session, job)
-        except Exception as error:  # the footer cannot be read: counted, as locally
-            if not type(error).__module__.startswith(("py4j", "pyspark")):
-                raise
-            yield _unread(job, remote[job.split.path],
-                          f"{job.split.path}: not a readable Parquet file ({java_cause(error)})")
-            continue
-        yield _merged(job, parquet_blocks(frame, job, partitions))
+        yield from _table_file(session, job, remote[job.split.path], partitions)
+
+
+def _table_file(session: SparkSession, job: FingerprintJob, remote: RemoteFile,
+                partitions: int) -> Iterator[dict[str, Any]]:
+    """The record of one Parquet file: by Spark's reader, or whole by one task when Spark's
+    reader fails on its data."""
+    try:
+        frame = parquet_rows(session, job)
+    except Exception as error:  # the footer cannot be read: counted, as locally
+        if not is_spark_error(error):
+            raise
+        yield _unread(job, remote, f"{job.split.path}: not a readable Parquet file "
+                      f"({java_cause(error)})")
+        return
+    try:
+        blocks = parquet_blocks(frame, job, partitions)
+    except Exception as error:  # damaged data: read as the local engine reads it
+        if not is_spark_error(error) or is_lost_worker(error):
+            raise
+        assert remote.found is not None
+        yield from _whole_files(session, [(job, remote.found)])
+        return
+    yield _merged(job, blocks)
 
 
 def _by_split(jobs: list[FingerprintJob], blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
