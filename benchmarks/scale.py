@@ -14,7 +14,8 @@ below 3 GB (both said in the results). ``--parts K`` runs on the first K files o
 ``--speedup N`` also times ``--workers 1`` against ``--workers 2`` on the first N documents,
 as one file and as 8 files, interleaved, ``--repeat`` times each (medians). ``--datatrove N``
 runs datatrove's minhash deduplication (scale_datatrove.py) on the first N documents beside
-``neardup --method minhash --workers 1``. Results are merged into
+``neardup --method minhash``, both with ``--datatrove-workers`` processes (default 1) over as many
+files. Results are merged into
 benchmarks/results/scale.json (one entry per size).
 
     python benchmarks/scale.py --documents 100000 --speedup 100000 --datatrove 30000
@@ -319,18 +320,18 @@ def one_run(inputs: Sequence[Path], labels: dict[str, np.ndarray], documents: in
 
 
 def datatrove(parts: Sequence[Path], labels: dict[str, np.ndarray],
-              documents: int) -> dict[str, Any]:
-    """datatrove's minhash and ``neardup --method minhash --workers 1`` on the first
-    ``documents`` documents of the corpus."""
-    [corpus] = _split_files(parts, documents, 1)
+              documents: int, workers: int) -> dict[str, Any]:
+    """datatrove's minhash and ``neardup --method minhash``, each with ``workers`` processes,
+    on the first ``documents`` documents of the corpus (as ``workers`` files)."""
+    corpus = _split_files(parts, documents, workers)
     work = SETTINGS.work / f"datatrove-{documents}"
     shutil.rmtree(work, ignore_errors=True)
-    theirs = measure([sys.executable, str(BENCHMARKS_DIR / "scale_datatrove.py"), str(corpus),
-                      str(work)], DISK_FLOOR)
+    theirs = measure([sys.executable, str(BENCHMARKS_DIR / "scale_datatrove.py"), str(work),
+                      *map(str, corpus), "--workers", str(workers)], DISK_FLOOR)
     removed = set((work / "removed.txt").read_text().split())
     copies = {f"d{number}" for number in np.flatnonzero(labels["level"][:documents] >= 0)}
     out = SETTINGS.work / f"out-{documents}-dt-minhash"
-    ours = dedup([corpus], out, "minhash", 1, disk_floor=DISK_FLOOR)
+    ours = dedup(corpus, out, "minhash", workers, disk_floor=DISK_FLOOR)
     number_of = _number_of(out)
     clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "kept"])
     dropped = number_of[clusters["doc"].to_numpy()[~clusters["kept"].to_numpy()]]
@@ -338,10 +339,11 @@ def datatrove(parts: Sequence[Path], labels: dict[str, np.ndarray],
     ours |= {"removed": len(dropped_ids), "removed_planted_copies": len(dropped_ids & copies)}
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(work, ignore_errors=True)
-    return {"datatrove": {**theirs, "removed": len(removed),
+    return {"documents": documents, "workers": workers,
+            "datatrove": {**theirs, "removed": len(removed),
                           "removed_planted_copies": len(removed & copies),
                           "planted_copies": len(copies)},
-            "neardup_minhash_workers_1": ours,
+            f"neardup_minhash_workers_{workers}": ours,
             "ratios_neardup_over_datatrove": {
                 key: round(ours[key] / theirs[key], 3)
                 for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb")}}
@@ -444,6 +446,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--datatrove", type=int, default=0,
                         help="documents of the datatrove side-by-side run")
+    parser.add_argument("--datatrove-workers", type=int, default=1,
+                        help="processes of each side of the datatrove run")
     parser.add_argument("--skip-runs", action="store_true",
                         help="only the speed-up and datatrove parts (kept beside earlier runs)")
     parser.add_argument("--corpus-dir", type=Path, default=WORK,
@@ -480,7 +484,8 @@ def main() -> None:
     if args.speedup:
         entry["speedup_workers_2_over_1"] = speedup(parts, args.speedup, args.repeat)
     if args.datatrove:
-        entry["datatrove_side_by_side"] = datatrove(parts, labels, args.datatrove)
+        entry["datatrove_side_by_side"] = datatrove(parts, labels, args.datatrove,
+                                                    args.datatrove_workers)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     entry = _merged(results.get(str(documents), {}), entry)
     entry["markdown"] = _table(entry)
