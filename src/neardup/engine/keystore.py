@@ -32,7 +32,7 @@ import numpy.typing as npt
 from numba import njit
 
 from neardup._types import I64, U64
-from neardup.index.bitperm import popcount
+from neardup.index.bitperm import first_found, popcount
 from neardup.index.hamming import HammingDesign, TablePlan, permute_table
 
 __all__ = ["KEYS", "KeyRecord", "band_matches", "hamming_matches", "old_blocks", "read_keys",
@@ -178,12 +178,7 @@ def _close_pairs(new: U64, lo: I64, hi: I64, old: U64, k: int, earlier: U64,
     for i in range(new.size):
         for j in range(lo[i], hi[i]):
             diff = new[i] ^ old[j]
-            if popcount(diff) > k:
-                continue
-            first = True
-            for m in earlier:
-                first = first and (diff & m) != 0
-            if first:
+            if popcount(diff) <= k and first_found(diff, earlier):
                 if found < out_i.size:
                     out_i[found], out_j[found] = i, j
                 found += 1

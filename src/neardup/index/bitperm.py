@@ -19,7 +19,7 @@ from neardup._types import I64, U64
 if TYPE_CHECKING:
     from neardup.index.hamming import TablePlan
 
-__all__ = ["PlanArrays", "permute_values", "plan_arrays", "popcount", "prefix_masks",
+__all__ = ["PlanArrays", "first_found", "permute_values", "plan_arrays", "popcount", "prefix_masks",
            "unpermute_values"]
 
 PlanArrays = tuple[I64, I64, I64, I64]
@@ -45,6 +45,16 @@ def popcount(x: np.uint64) -> int:  # pragma: no cover - compiled
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
     return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def first_found(diff: np.uint64, earlier: U64) -> bool:  # pragma: no cover - compiled
+    """Whether two fingerprints differing by ``diff`` share none of the ``earlier`` tables'
+    prefixes (masks): the pair is this table's to report, so each pair comes out once."""
+    for mask in earlier:  # noqa: SIM110 - a loop numba compiles to straight code
+        if (diff & mask) == 0:
+            return False
+    return True
 
 
 @njit(cache=True, inline="always")

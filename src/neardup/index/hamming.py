@@ -20,6 +20,7 @@ from neardup._types import I64, U64
 from neardup.errors import ConfigError
 from neardup.index.bitperm import (
     PlanArrays,
+    first_found,
     permute_values,
     plan_arrays,
     popcount,
@@ -219,12 +220,7 @@ def _scan_runs(keys: U64, values: U64, position_bits: int, extra_bits: int, k: i
                     continue
                 x, y = np.int64(keys[a] & position), np.int64(keys[b] & position)
                 diff = values[x] ^ values[y]
-                if popcount(diff) > k:
-                    continue
-                first = True
-                for m in earlier:
-                    first = first and (diff & m) != 0
-                if first:
+                if popcount(diff) <= k and first_found(diff, earlier):
                     if found < out.size:
                         out[found] = (min(x, y) << 32) | max(x, y)
                     found += 1

@@ -25,6 +25,7 @@ from neardup._types import I64, U64
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.index.bitperm import (
     PlanArrays,
+    first_found,
     permute_one,
     permute_values,
     plan_arrays,
@@ -112,10 +113,7 @@ def _probe(tables: U64, starts: I64, widths: I64, segments: I64, prefix: I64, ma
             repeat = i > 0 and row[i] == row[i - 1]
             if not repeat and popcount(row[i] ^ permuted) <= k:
                 value = unpermute_one(row[i], starts[t], widths[t], segments[t])
-                first = True
-                for earlier in range(t):
-                    first = first and ((value ^ query) & masks[earlier]) != 0
-                if first:
+                if first_found(value ^ query, masks[:t]):
                     if found < out.size:
                         out[found] = value
                     found += 1
@@ -137,14 +135,10 @@ def _scan_against_queries(stored: U64, permuted_queries: U64, query_order: I64, 
         while i < permuted_queries.size and (permuted_queries[i] >> shift) == (permuted >> shift):
             q = query_order[i]
             diff = queries[q] ^ stored[s]
-            if popcount(diff) <= k:
-                first = True
-                for m in masks:
-                    first = first and (diff & m) != 0
-                if first:
-                    if found < out_query.size:
-                        out_query[found], out_stored[found] = q, s
-                    found += 1
+            if popcount(diff) <= k and first_found(diff, masks):
+                if found < out_query.size:
+                    out_query[found], out_stored[found] = q, s
+                found += 1
             i += 1
     return found
 
@@ -170,10 +164,7 @@ def _probe_compressed(words: U64, keys: U64, offsets: I64, table: npt.NDArray[np
         if (i > 0 and values[i] == values[i - 1]) or popcount(values[i] ^ permuted) > k:
             continue
         value = unpermute_one(values[i], starts, widths, count)
-        first = True
-        for m in earlier:
-            first = first and ((value ^ query) & m) != 0
-        if first:
+        if first_found(value ^ query, earlier):
             if found < out.size:
                 out[found] = value
             found += 1
