@@ -26,11 +26,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 
 from neardup._types import F64, I64
 from neardup.errors import SourceError
+from neardup.overlap.iterative import found_probability
 
 __all__ = [
     "Growth",
@@ -126,15 +126,6 @@ class GrowthEstimate:
     duplicates_found: int
     clusters_estimate: float
     duplicates_estimate: float
-
-
-def found_probability(count: int, processed: int, sizes: I64) -> npt.NDArray[np.float64]:
-    """The probability that a random set of ``processed`` of ``count`` documents holds at least
-    one member of a cluster of each of ``sizes``: ``1 - C(n - s, k) / C(n, k)``."""
-    largest = int(sizes.max()) if sizes.size else 0
-    steps = (count - processed - np.arange(largest)) / (count - np.arange(largest))
-    missed = np.concatenate([[1.0], np.cumprod(np.clip(steps, 0.0, None))])
-    return np.asarray(1.0 - missed[sizes], dtype=np.float64)
 
 
 def estimate_from_prefix(labels: I64, m: int, fraction: float, seed: int = 0,

@@ -36,7 +36,7 @@ from neardup.cluster.unionfind import flatten, union_into
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.counting import PAIR, PIECE, shared_counts
 from neardup.engine.keys import KEYED
-from neardup.overlap.iterative import _exact_matches, _found_probability, _partition
+from neardup.overlap.iterative import exact_matches, found_probability, iteration_parts
 from neardup.overlap.phases import PhaseMeter
 
 __all__ = ["NEAR", "Collection", "iterate"]
@@ -68,7 +68,7 @@ class _State:
 
     @staticmethod
     def start(count: int, iterations: int, seed: int) -> _State:
-        return _State(_partition(count, iterations, seed), np.zeros(count, dtype=np.bool_),
+        return _State(iteration_parts(count, iterations, seed), np.zeros(count, dtype=np.bool_),
                       np.ones(count, dtype=np.bool_), np.arange(count, dtype=np.int64),
                       np.arange(count, dtype=np.int64))
 
@@ -174,7 +174,7 @@ def _record(collection: Collection, state: _State, iteration: int,
     flatten(state.near)
     roots, weight, size = _clusters(state.exact, weights, loaded)
     near_roots, near_weight, _ = _clusters(state.near, weights, loaded)
-    chance = _found_probability(len(collection), int(loaded.sum()), size)
+    chance = found_probability(len(collection), int(loaded.sum()), size)
     return {"iteration": iteration + 1,
             "documents_loaded": int(weights[loaded].sum()), "documents_probed": probed,
             "clusters": int(roots.size), "duplicates": int(np.sum(weight - 1)),
@@ -189,7 +189,7 @@ def _iterate_once(collection: Collection, state: _State, iteration: int, level: 
     member = state.part == iteration
     loaded = np.flatnonzero(member & ~state.duplicate)
     probes = np.flatnonzero(state.remaining & ~state.duplicate)
-    x, y = _exact_matches(collection.multiset, loaded, probes)
+    x, y = exact_matches(collection.multiset, loaded, probes)
     state.duplicate[y] = True
     union_into(state.exact, x, y)
     union_into(state.near, x, y)

@@ -31,7 +31,6 @@ document of their cluster, near pairs are between the smallest documents of two 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,7 +40,8 @@ from neardup._types import BOOL, I64, U64
 from neardup.cluster.unionfind import components
 from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["Growth", "ParagraphSets", "find_paragraph_pairs"]
+__all__ = ["Growth", "ParagraphSets", "exact_matches", "find_paragraph_pairs", "found_probability",
+           "iteration_parts"]
 
 BLOCK = 1 << 22
 
@@ -91,7 +91,7 @@ class Growth:
         return tuple(np.concatenate([t[k] for t in self.near]) for k in range(3))  # type: ignore[return-value]
 
 
-def _partition(count: int, parts: int, seed: int) -> I64:
+def iteration_parts(count: int, parts: int, seed: int) -> I64:
     """A random sub-collection for every document, the sub-collections of equal sizes."""
     order = np.random.default_rng(seed).permutation(count)
     part = np.empty(count, dtype=np.int64)
@@ -99,7 +99,7 @@ def _partition(count: int, parts: int, seed: int) -> I64:
     return part
 
 
-def _exact_matches(multiset: U64, loaded: I64, probes: I64) -> tuple[I64, I64]:
+def exact_matches(multiset: U64, loaded: I64, probes: I64) -> tuple[I64, I64]:
     """(x, y): probe y has the multiset of loaded x, the first loaded document with it; y != x."""
     order = np.lexsort((loaded, multiset[loaded]))
     keys, docs = multiset[loaded][order], loaded[order]
@@ -178,15 +178,13 @@ def _found_clusters(count: int, pairs: tuple[I64, I64], weights: I64, loaded: BO
     return roots, weight[roots], size[roots]
 
 
-def _found_probability(total: int, loaded: int, sizes: I64) -> npt.NDArray[np.float64]:
-    """P(at least one of n documents among ``loaded`` drawn from ``total``), per n."""
-    def missed(n: int) -> float:
-        if total - loaded < n:
-            return 0.0
-        return math.exp(math.lgamma(total - loaded + 1) - math.lgamma(total - loaded - n + 1)
-                        - math.lgamma(total + 1) + math.lgamma(total - n + 1))
-    table = {n: 1.0 - missed(n) for n in set(sizes.tolist())}
-    return np.array([table[n] for n in sizes.tolist()], dtype=np.float64)
+def found_probability(count: int, processed: int, sizes: I64) -> npt.NDArray[np.float64]:
+    """The probability that a random set of ``processed`` of ``count`` documents holds at least
+    one member of a cluster of each of ``sizes``: ``1 - C(n - s, k) / C(n, k)``."""
+    largest = int(sizes.max()) if sizes.size else 0
+    steps = (count - processed - np.arange(largest)) / (count - np.arange(largest))
+    missed = np.concatenate([[1.0], np.cumprod(np.clip(steps, 0.0, None))])
+    return np.asarray(1.0 - missed[sizes], dtype=np.float64)
 
 
 def _record(sets: ParagraphSets, growth: Growth, part: I64, iteration: int,
@@ -198,7 +196,7 @@ def _record(sets: ParagraphSets, growth: Growth, part: I64, iteration: int,
     exact_a, exact_b = growth.exact_pairs()
     near_roots, near_weight, _ = _found_clusters(
         count, (np.concatenate([exact_a, a]), np.concatenate([exact_b, b])), sets.weights, loaded)
-    chance = _found_probability(count, int(loaded.sum()), size)
+    chance = found_probability(count, int(loaded.sum()), size)
     return {"iteration": iteration + 1,
             "documents_loaded": int(sets.weights[loaded].sum()), "documents_probed": probed,
             "clusters": int(roots.size), "duplicates": int(np.sum(weight - 1)),
@@ -213,7 +211,7 @@ def _iterate(sets: ParagraphSets, level: int, part: I64, iteration: int, duplica
     member = part == iteration
     loaded = np.flatnonzero(member & ~duplicate)
     probes = np.flatnonzero(remaining & ~duplicate)
-    x, y = _exact_matches(sets.multiset, loaded, probes)
+    x, y = exact_matches(sets.multiset, loaded, probes)
     duplicate[y] = True
     growth.exact.append((x, y))
     if level < 100 and loaded.size:
@@ -243,7 +241,7 @@ def find_paragraph_pairs(sets: ParagraphSets, level: int, iterations: int, seed:
     """Pairs (a, b, shared shingle paragraphs), a < b, and the growth record of each iteration
     (with its wall seconds and the peak memory of its tables, ``peak_bytes``)."""
     count = len(sets)
-    part = _partition(count, iterations, seed)
+    part = iteration_parts(count, iterations, seed)
     duplicate = np.zeros(count, dtype=np.bool_)
     remaining = np.ones(count, dtype=np.bool_)
     growth = Growth()
