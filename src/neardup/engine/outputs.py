@@ -31,7 +31,6 @@ from neardup.engine.clusters import ClusterResult, pair_blocks
 from neardup.engine.pairfiles import PAIR, from_records
 from neardup.engine.partition import read_meta
 from neardup.errors import OutputError
-from neardup.output.tables import pairs_columns
 
 __all__ = ["TableSink", "hex_strings", "write_outputs"]
 
@@ -181,8 +180,8 @@ def write_outputs(catalog: Catalog, clusters: ClusterResult, pair_files: list[Pa
             cluster_sink.close(_clusters_schema())
         with TableSink(out, "pairs", fmt) as pairs:
             for rows in _sorted_pairs(pair_files, scratch, catalog.documents, budget, first):
-                pairs.write(pa.table(pairs_columns(from_records(rows))))
-            pairs.close(pa.table(pairs_columns(from_records(np.empty(0, PAIR)))).schema)
+                pairs.write(pa.table(from_records(rows).columns()))
+            pairs.close(pa.table(from_records(np.empty(0, PAIR)).columns()).schema)
         written = [documents.path, pairs.path, cluster_sink.path]
         if links:
             with TableSink(out, "links", fmt) as link_sink:

@@ -28,8 +28,7 @@ from neardup.errors import OutputError
 from neardup.methods.pairs import Pairs
 from neardup.pipeline.dedup import DedupResult
 
-__all__ = ["OUTPUT_FORMATS", "documents_table", "pairs_columns", "pairs_table",
-           "write_dedup_outputs"]
+__all__ = ["OUTPUT_FORMATS", "documents_table", "pairs_table", "write_dedup_outputs"]
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 
@@ -63,17 +62,12 @@ def documents_table(result: DedupResult, with_simhash: bool) -> pa.Table:
     return pa.table(columns)
 
 
-def pairs_columns(pairs: Pairs) -> dict[str, Any]:
-    """The columns of the ``pairs`` table for ``pairs``, in their order."""
-    return pairs.columns()
-
-
 def pairs_table(result: DedupResult) -> pa.Table:
     """Every pair, sorted by (a, b, method): the order the batch engine writes too."""
     pairs = result.pairs
     order = np.lexsort((pairs.method, pairs.b, pairs.a))
-    return pa.table(pairs_columns(Pairs(**{name: getattr(pairs, name)[order]
-                                          for name in Pairs.__slots__})))
+    return pa.table(Pairs(**{name: getattr(pairs, name)[order]
+                             for name in Pairs.__slots__}).columns())
 
 
 def links_table(result: DedupResult) -> pa.Table:
