@@ -35,11 +35,14 @@ from neardup._types import I64, U64
 from neardup.index.bitperm import first_found, popcount
 from neardup.index.hamming import HammingDesign, TablePlan, permute_table
 
-__all__ = ["KEYS", "KeyRecord", "band_matches", "hamming_matches", "old_blocks", "read_keys",
-           "reused_keys", "reusing_keys", "sort_by_band", "sort_by_table", "store_sorted",
-           "write_keys"]
+__all__ = ["KEPT", "KEYS", "KeyRecord", "band_matches", "hamming_matches", "old_blocks",
+           "read_keys", "reused_keys", "reusing_keys", "sort_by_band", "sort_by_table",
+           "store_sorted", "write_keys"]
 
 KEYS = "keys.json"
+KEPT = (KEYS, "bands", "table*")
+"""What a candidates folder keeps for later runs: the record and the bucket folders it lists
+(patterns, as :func:`neardup.engine.workdir.drop_scratch` reads them)."""
 
 
 @dataclass(frozen=True, slots=True)

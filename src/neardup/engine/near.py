@@ -41,6 +41,7 @@ from neardup.config import DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
+from neardup.engine.keystore import KEPT
 from neardup.engine.outputs import TableSink
 from neardup.engine.pairfiles import to_records
 from neardup.engine.paragraphs import paragraphs_near
@@ -63,7 +64,7 @@ __all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_o
 
 STAGE = "near"
 NEAR_RESULTS = ("pairs.bin", "tables.pkl", "tables", "candidates/pairs.bin",
-                "candidates/keys.json", "candidates/bands", "candidates/table*")
+                *(f"candidates/{name}" for name in KEPT))
 """What the near stage keeps: the verified pairs and the method's extra tables (read by the
 cluster and output stages and by later ``--against`` runs), the sorted candidate key buckets
 with their record ``keys.json`` (joined by later ``--against`` runs), and the candidate pairs,
