@@ -112,10 +112,7 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
     else:
         found, candidates, parameters = sketch_found(config, catalog, survivors, work, budget)
         rule = sketch_rule
-    with open(folder / "pairs.bin", "wb") as out:
-        kept = score_found(config, catalog, content, found, out, budget, rule)
-        out.flush()
-        os.fsync(out.fileno())
+    kept = score_found(config, catalog, content, found, folder / "pairs.bin", budget, rule)
     shutil.rmtree(work)
     equivalent = int(kept[RELATIONS.index("shingle-equivalent")])
     return {"candidates": candidates, "verified": int(kept.sum()),

@@ -155,10 +155,8 @@ def paragraphs_near(config: DedupConfig, catalog: Catalog, survivors: npt.NDArra
     labels, growth = iterate(Collection(sizes, multiset, weights, keys), cfg.level,
                              cfg.iterations, cfg.seed, work, budget)
     found, candidates = _write_found(docs, sizes, labels, work / "near.bin", work, budget)
-    with open(folder / "pairs.bin", "wb") as out:
-        kept = score_found(config, catalog, content, found, out, budget, resemblance_rule)
-        out.flush()
-        os.fsync(out.fileno())
+    kept = score_found(config, catalog, content, found, folder / "pairs.bin", budget,
+                       resemblance_rule)
     shutil.rmtree(work)
     verified = int(kept[RELATIONS.index("near")])
     parameters = paragraph_parameters(config, int(weights.sum()), int(docs.size), too_short,

@@ -11,9 +11,9 @@ containments, and the method's rule keeps it or not: the same :class:`Pairs` as 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -95,17 +95,20 @@ def _block_rows(catalog: Catalog, budget: int) -> int:
 
 
 def score_found(config: DedupConfig, catalog: Catalog, content: ContentReader, found: Path,
-                out: BinaryIO, budget: int, rule: Rule) -> I64:
-    """Score the pairs of ``found`` and write those the rule keeps to ``out`` as pair records;
-    returns, per relation (RELATIONS' order), how many were kept."""
+                path: Path, budget: int, rule: Rule) -> I64:
+    """Score the pairs of ``found`` and write those the rule keeps to ``path`` as pair records
+    (synced); returns, per relation (RELATIONS' order), how many were kept."""
     total = found.stat().st_size // FOUND.itemsize if found.exists() else 0
     per_block = _block_rows(catalog, budget)
     kept = np.zeros(len(RELATIONS), dtype=np.int64)
-    for start in range(0, total, per_block):
-        block = np.fromfile(found, dtype=FOUND, count=min(per_block, total - start),
-                            offset=start * FOUND.itemsize)
-        pairs = _scored(config, catalog, content, block)
-        passed = pairs.select(rule(config, pairs))
-        out.write(to_records(passed).tobytes())
-        kept += np.bincount(passed.relation.astype(np.int64), minlength=len(RELATIONS))
+    with open(path, "wb") as out:
+        for start in range(0, total, per_block):
+            block = np.fromfile(found, dtype=FOUND, count=min(per_block, total - start),
+                                offset=start * FOUND.itemsize)
+            pairs = _scored(config, catalog, content, block)
+            passed = pairs.select(rule(config, pairs))
+            out.write(to_records(passed).tobytes())
+            kept += np.bincount(passed.relation.astype(np.int64), minlength=len(RELATIONS))
+        out.flush()
+        os.fsync(out.fileno())
     return kept
