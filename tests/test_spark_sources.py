@@ -20,7 +20,7 @@ import pytest
 
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
-from neardup.errors import SourceError
+from neardup.errors import ConfigError, SourceError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -205,6 +205,23 @@ def test_damaged_parquet_data_is_skipped_and_counted_as_locally(spark: SparkSess
     assert skipped == {"bad-record": 1, "empty-payload": 1, "missing-text": 1}
     assert summary["documents"] == 1098  # rows 400 to 499 lost, two bad rows skipped
     assert "row 400: Parquet data damaged" in summary["sources"]["errors"][0]
+
+
+def test_resuming_over_a_changed_uri_input_is_refused(spark: SparkSession, tmp_path: Path) -> None:
+    """A URI's size and time are part of the work directory's identity, as a local path's."""
+    from neardup.engine.spark.run import run_in_session
+
+    path = tmp_path / "in" / "docs.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"id": f"d{n}", "text": text}) + "\n"
+                            for n, text in enumerate(_texts(40, 3))))
+    options = EngineOptions(work=tmp_path / "work")
+    run_in_session(spark, [f"file://{path}"], tmp_path / "out", DedupConfig(), options)
+    run_in_session(spark, [f"file://{path}"], tmp_path / "out", DedupConfig(), options)  # same
+    with path.open("a") as more:
+        more.write(json.dumps({"id": "late", "text": "one more line"}) + "\n")
+    with pytest.raises(ConfigError, match=r"another configuration \(inputs\..*docs\.jsonl"):
+        run_in_session(spark, [f"file://{path}"], tmp_path / "out", DedupConfig(), options)
 
 
 def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path) -> None:

@@ -102,6 +102,9 @@ class Executor:
     components: Components | None = None
     about: dict[str, Any] = dataclasses.field(default_factory=dict)
     """Written to the summary's ``engine`` section under ``name``."""
+    stamps: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    """(bytes, modification time) of the inputs it reads that are not local paths (URIs):
+    part of the work directory's identity, as a local file's size and time are."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -121,15 +124,16 @@ def _spool_stdin(work: Path) -> str:
     return str(path)
 
 
-def _identity(config: DedupConfig, paths: list[str], media: str,
-              options: EngineOptions, against: dict[str, Any] | None) -> dict[str, Any]:
+def _identity(config: DedupConfig, paths: list[str], media: str, options: EngineOptions,
+              against: dict[str, Any] | None, stamps: dict[str, tuple[int, int]]
+              ) -> dict[str, Any]:
     files: dict[str, list[int] | None] = {}
     for path in paths:
         try:
             info = os.stat(path)
             files[path] = [info.st_size, info.st_mtime_ns]
         except OSError:
-            files[path] = None
+            files[path] = list(stamps[path]) if path in stamps else None
     described = dataclasses.asdict(config)
     described["overlap"].pop("memory_limit", None)  # speed, not results
     identity = {"config": described, "inputs": files, "media": media,
@@ -193,10 +197,9 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     splits = input_splits(paths, expansion, block_size=options.chunk_docs,
                           workers=options.workers, shared_bytes=options.shared_bytes)
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
+    old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
     work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
-                                           media, options, old_identity and {
-                                               "run": str(against),
-                                               "inputs": old_identity["inputs"]}),
+                                           media, options, old_run, executor.stamps),
                    replace_other=options.replace_other)
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]

@@ -43,6 +43,9 @@ class RemoteFile:
     explicit: bool
     found: Sniffed | None
     problem: str | None = None
+    stamp: tuple[int, int] | None = None
+    """(bytes, modification time in ms) from the file system: the run's identity holds it, so
+    that resuming over a changed file is refused as for a local one."""
 
     def __post_init__(self) -> None:
         if (self.found is None) == (self.problem is None):
@@ -71,16 +74,18 @@ def java_cause(error: Exception) -> str:
     return text.strip().splitlines()[0] if text.strip() else type(error).__name__
 
 
-def _remote(fs: Any, path: Any, uri: str, explicit: bool) -> RemoteFile:
+def _remote(fs: Any, status: Any, uri: str, explicit: bool) -> RemoteFile:
+    stamp = (int(status.getLen()), int(status.getModificationTime()))
     try:
-        head = _head(fs, path)
+        head = _head(fs, status.getPath())
     except Exception as error:  # a Java I/O failure reaches Python as a Py4J error
-        return RemoteFile(uri, explicit, None, java_cause(error))
-    return RemoteFile(uri, explicit, sniff(head, uri, explicit=explicit))
+        return RemoteFile(uri, explicit, None, java_cause(error), stamp)
+    return RemoteFile(uri, explicit, sniff(head, uri, explicit=explicit), stamp=stamp)
 
 
 def _walk(fs: Any, folder: Any) -> Iterator[tuple[Any, str]]:
-    """(path, URI) of the files under ``folder``, depth first, sorted by name, hidden skipped."""
+    """(status, URI) of the files under ``folder``, depth first, sorted by name, hidden
+    skipped."""
     for status in sorted(fs.listStatus(folder), key=lambda status: str(status.getPath().getName())):
         path = status.getPath()
         if str(path.getName()).startswith("."):
@@ -88,7 +93,7 @@ def _walk(fs: Any, folder: Any) -> Iterator[tuple[Any, str]]:
         if status.isDirectory():
             yield from _walk(fs, path)
         else:
-            yield path, str(path.toString())
+            yield status, str(path.toString())
 
 
 def _expand(session: SparkSession, uri: str) -> Iterator[RemoteFile | str]:
@@ -110,7 +115,7 @@ def _expand(session: SparkSession, uri: str) -> Iterator[RemoteFile | str]:
             for inner, found in _walk(fs, status.getPath()):
                 yield _remote(fs, inner, found, False)
         else:
-            yield _remote(fs, status.getPath(), name, True)
+            yield _remote(fs, status, name, True)
 
 
 def resolve_inputs(session: SparkSession, inputs: Sequence[str]) -> Resolved:

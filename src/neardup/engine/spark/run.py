@@ -59,11 +59,12 @@ def spark_executor(session: SparkSession, partitions: int,
     the files of the URI inputs, read through Spark; ``budget``: the run's in-memory bytes,
     which bound the component edges the driver finishes itself)."""
     context = session.sparkContext
+    stamps = {uri: file.stamp for uri, file in (remote or {}).items() if file.stamp is not None}
     return Executor("spark", spark_mapper(session, remote, partitions),
                     spark_near(context, partitions),
                     spark_components(session, budget),
                     {"master": context.master, "parallelism": context.defaultParallelism,
-                     "partitions": partitions})
+                     "partitions": partitions}, stamps)
 
 
 def run_spark(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions,
