@@ -130,12 +130,14 @@ def _jsonl(folder: Path, count: int) -> tuple[Path, Path]:
             row["id"] = f"d{number}"
         lines.append(json.dumps(row) + ("\r\n" if number % 11 == 0 else "\n"))
     for at, bad in ((5, "{not json\n"), (400, "[1, 2]\n"), (777, "\n"), (901, '{"html": 3}\n'),
-                    (1200, "   \n")):
+                    (1200, "   \n"), (640, '{"id": "fffd", "text": "a real \ufffd here"}\n'),
+                    (1000, '{"id": "latin-1", "text": "caf\udce9 au lait"}\n')):
         lines.insert(at, bad)
     folder.mkdir(parents=True, exist_ok=True)
     plain, packed = folder / "plain.jsonl", folder / "packed.jsonl.gz"
-    plain.write_text("".join(lines))
-    packed.write_bytes(gzip.compress("".join(reversed(lines)).encode()))
+    data = "".join(lines).encode("utf-8", "surrogateescape")  # one byte that is not UTF-8
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(b"".join(reversed(data.splitlines(keepends=True)))))
     return plain, packed
 
 
@@ -151,9 +153,11 @@ def test_jsonl_split_across_tasks_plain_and_gzipped(spark: SparkSession, tmp_pat
     summary = assert_same(spark, local, uris, tmp_path, tmp_path / "runs",
                           DedupConfig(method="minhash"), chunk_docs=128)
     skipped = summary["sources"]["skipped"]
-    assert skipped["json-error"] == 4 and skipped["missing-text"] == 2
+    assert skipped["json-error"] == 6 and skipped["missing-text"] == 2
     assert skipped["no-match"] == 1
-    assert summary["documents"] == 1600
+    assert summary["documents"] == 1602  # with the two lines holding a real U+FFFD
+    assert sum("not JSON ('utf-8' codec can't decode byte 0xe9" in line
+               for line in summary["sources"]["errors"]) == 2
     assert summary["clusters"] < summary["documents"]
 
 

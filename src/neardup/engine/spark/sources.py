@@ -6,8 +6,11 @@
   counts and error lines are exactly those of a local read.
 - Plain JSONL: split across tasks by Hadoop's ``TextInputFormat`` (lines end at ``\\n`` only,
   as locally). A first job counts the lines of every split, so each line gets its number in the
-  file; the lines are then shuffled by block (``chunk_docs`` lines, blank ones included, as
-  locally) and each block is parsed by :func:`neardup.engine.fingerprint.fingerprint_block`.
+  file, and notes the lines holding U+FFFD: Hadoop decodes bytes that are not UTF-8 to it, so
+  the driver reads those lines' bytes again and the ones that are not UTF-8 reach the parser as
+  the file holds them (counted ``json-error`` as locally). The lines are then shuffled by block
+  (``chunk_docs`` lines, blank ones included, as locally) and each block is parsed by
+  :func:`neardup.engine.fingerprint.fingerprint_block`.
 - Parquet: Spark's Parquet reader; each row's number is ``_metadata.row_index``; rows are
   shuffled by block and each block becomes documents as locally (scalar columns only). Spark's
   reader fails the job on damaged data; the file is then read again whole by one task with the
@@ -107,25 +110,33 @@ def _whole_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffed
     return records + missing
 
 
-def _count(lines: Iterable[str]) -> Iterator[int]:
-    yield sum(1 for _ in lines)
+def _count(lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """The number of lines of one Hadoop split, and (index in the split, byte offset) of those
+    holding U+FFFD: Hadoop writes it for bytes that are not UTF-8."""
+    count, suspects = 0, []
+    for offset, line in lines:
+        if "\ufffd" in line:
+            suspects.append((count, offset))
+        count += 1
+    yield count, suspects
 
 
 def _number(owners: list[int], firsts: list[int], split: int,
-            lines: Iterable[str]) -> Iterator[tuple[tuple[int, int], str]]:
+            lines: Iterable[tuple[int, str]]) -> Iterator[tuple[tuple[int, int], str]]:
     """((file, line number), line) of the lines of one Hadoop split."""
     owner, first = owners[split], firsts[split]
-    for offset, line in enumerate(lines):
-        yield (owner, first + offset), line
+    for index, (_, line) in enumerate(lines):
+        yield (owner, first + index), line
 
 
 def _line_block_of(size: int, key: tuple[int, int]) -> int:
     return key[0] * 1_000_003 + (key[1] - 1) // size
 
 
-def _line_blocks(jobs: list[FingerprintJob],
+def _line_blocks(jobs: list[FingerprintJob], raw: dict[tuple[int, int], bytes],
                  items: Iterable[tuple[tuple[int, int], str]]) -> Iterator[dict[str, Any]]:
-    """Executor: the sorted lines of whole blocks, each block fingerprinted as a dealt one."""
+    """Executor: the sorted lines of whole blocks, each block fingerprinted as a dealt one
+    (``raw``: the bytes of the lines that are not UTF-8, as the file holds them)."""
     current: tuple[int, int] | None = None
     lines: list[bytes] = []
 
@@ -141,37 +152,76 @@ def _line_blocks(jobs: list[FingerprintJob],
             yield flush()
             lines = []
         current = key
-        lines.append(line.encode("utf-8", "surrogateescape") + b"\n")
+        text = raw.get((owner, number))
+        lines.append((text if text is not None else line.encode("utf-8", "surrogateescape"))
+                     + b"\n")
     if current is not None:
         yield flush()
 
 
-def _numbered_lines(session: SparkSession, jobs: list[FingerprintJob]) -> RDD[Any]:
+def _raw_line(session: SparkSession, uri: str, offset: int) -> bytes:
+    """The bytes of the line at ``offset`` of ``uri`` (up to ``\\n``), read on the driver."""
+    jvm = session.sparkContext._jvm
+    assert jvm is not None
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    stream = path.getFileSystem(session.sparkContext._jsc.hadoopConfiguration()).open(path)
+    found = b""
+    try:
+        stream.seek(offset)
+        while b"\n" not in found:
+            chunk = bytes(stream.readNBytes(1 << 16))
+            if not chunk:
+                break
+            found += chunk
+    finally:
+        stream.close()
+    return found.split(b"\n", 1)[0]
+
+
+def _not_utf8(session: SparkSession, jobs: list[FingerprintJob], owners: list[int],
+              firsts: list[int], suspects: list[list[tuple[int, int]]]
+              ) -> dict[tuple[int, int], bytes]:
+    """(file, line number) -> bytes of the lines Hadoop decoded with replacement characters
+    that are not UTF-8 in the file (a line holding U+FFFD itself is left as read)."""
+    raw: dict[tuple[int, int], bytes] = {}
+    for split, found in enumerate(suspects):
+        for index, offset in found:
+            line = _raw_line(session, jobs[owners[split]].split.path, offset)
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                raw[(owners[split], firsts[split] + index)] = line
+    return raw
+
+
+def _numbered_lines(session: SparkSession, jobs: list[FingerprintJob]
+                    ) -> tuple[RDD[Any], dict[tuple[int, int], bytes]]:
     context = session.sparkContext
     conf = {"textinputformat.record.delimiter": "\n"}
-    rdds: list[RDD[str]] = [
+    rdds: list[RDD[tuple[int, str]]] = [
         context.newAPIHadoopFile(job.split.path, _TEXT_INPUT, "org.apache.hadoop.io.LongWritable",
-                                 "org.apache.hadoop.io.Text", conf=conf).values()
+                                 "org.apache.hadoop.io.Text", conf=conf)
         for job in jobs]
     union = context.union(rdds)
     owners = [k for k, rdd in enumerate(rdds) for _ in range(rdd.getNumPartitions())]
     counts = union.mapPartitions(_count).collect()
     firsts: list[int] = []
     running: dict[int, int] = {}
-    for owner, count in zip(owners, counts, strict=True):
+    for owner, (count, _) in zip(owners, counts, strict=True):
         firsts.append(running.get(owner, 0) + 1)
         running[owner] = running.get(owner, 0) + count
-    return union.mapPartitionsWithIndex(partial(_number, owners, firsts))
+    raw = _not_utf8(session, jobs, owners, firsts, [found for _, found in counts])
+    return union.mapPartitionsWithIndex(partial(_number, owners, firsts)), raw
 
 
 def _line_files(session: SparkSession, jobs: list[FingerprintJob],
                 partitions: int) -> list[dict[str, Any]]:
     if not jobs:
         return []
-    numbered = _numbered_lines(session, jobs)
+    numbered, raw = _numbered_lines(session, jobs)
     size = jobs[0].chunk_docs
     blocks = numbered.repartitionAndSortWithinPartitions(partitions, partial(_line_block_of, size))
-    return blocks.mapPartitions(partial(_line_blocks, jobs)).collect()
+    return blocks.mapPartitions(partial(_line_blocks, jobs, raw)).collect()
 
 
 def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[str, RemoteFile],
