@@ -313,7 +313,10 @@ def one_run(inputs: Sequence[Path], labels: dict[str, np.ndarray], documents: in
                       name: round(size / documents, 1)
                       for name, size in _partition_bytes(out / "work").items()},
                   "output_bytes_per_doc": round((_folder_bytes(out) - work_bytes) / documents, 1),
-                  "stage_seconds": summary["seconds"], "load_average": load_average(),
+                  "stage_seconds": summary["seconds"],
+                  "stage_cpu_seconds": summary.get("cpu_seconds"),
+                  "near_phases": (summary.get("near") or {}).get("phases"),
+                  "load_average": load_average(),
                   **quality(out, labels, documents)}
     shutil.rmtree(out, ignore_errors=True)
     return found
