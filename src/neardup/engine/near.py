@@ -28,8 +28,9 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -82,14 +83,17 @@ def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
     else:
         parameters = minhash_candidates(config, catalog, survivors, folder / "candidates", budget,
                                         content)
+    started = time.perf_counter()
     with open(folder / "pairs.bin", "wb") as out:
         candidates, verified = verify_candidates(config, catalog,
                                                  folder / "candidates" / "pairs.bin", out, budget,
                                                  content)
         out.flush()
         os.fsync(out.fileno())
+    phases = {**cast(dict[str, float], parameters.pop("phases")),
+              "verification": round(time.perf_counter() - started, 4)}
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
-            **parameters}
+            **parameters, "phases": phases}
 
 
 def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -131,10 +135,13 @@ def _paragraphs(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np
 
 def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                  folder: Path, budget: int, exact_pairs: Path) -> dict[str, Any]:
+    started = time.perf_counter()
     templates = run_templates(config, catalog, survivors, folder / "templates", budget)
     content = ContentReader(config, catalog, templates)
+    counted = round(time.perf_counter() - started, 4)
     if config.method in ("simhash", "minhash"):
         record = _fingerprints(config, catalog, survivors, folder, budget, content)
+        record["phases"]["templates"] = counted
     elif config.method == "shingle-paragraphs":
         record = _paragraphs(config, catalog, survivors, folder, budget, content, exact_pairs)
     else:
