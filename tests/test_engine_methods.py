@@ -115,6 +115,25 @@ def test_joined_methods_equal_memory_with_tiny_buckets(name: str, tmp_path: Path
     assert summary["templates"]["hosts_with_templates"] >= 1
 
 
+def test_templates_read_only_the_hosts_with_enough_pages(tmp_path: Path) -> None:
+    """A small host (fewer than min_pages pages, under the same frame) and pages without a
+    host: only the large hosts' sets are routed, and the result is the in-memory one."""
+    inputs = write_sites(tmp_path / "corpus", 120, seed=5)
+    small = tmp_path / "corpus" / "small.jsonl"
+    frame = "<p>" + " ".join(f"frame{i}" for i in range(40)) + "</p>"
+    rows = [{"id": f"s{n}", "url": f"http://small.example/{n}",
+             "html": f"<html><body>{frame}<p>{' '.join(f'w{n}x{i}' for i in range(30))}</p>"
+                     f"</body></html>"} for n in range(4)]
+    rows += [{"id": f"n{n}", "text": " ".join(f"v{n}y{i}" for i in range(30))} for n in range(5)]
+    small.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    options = EngineOptions(work=tmp_path / "work", chunk_docs=17, bucket_bytes=512)
+    summary = assert_same([*inputs, str(small)], DedupConfig(method="minhash"), tmp_path,
+                          options)
+    assert summary["templates"]["hosts"] == 4
+    assert summary["templates"]["hosts_with_enough_pages"] == 3
+    assert summary["templates"]["hosts_with_templates"] >= 1
+
+
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(JOINED), chunk_docs=st.integers(1, 50),

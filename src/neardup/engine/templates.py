@@ -1,7 +1,9 @@
 """Before candidates and verification: the per-host template shingles, counted out of core.
 
-Each exact-level survivor's (host key, shingle) rows are routed by host to buckets on disk, so
-that every row of one host lands in one bucket; each bucket is counted with
+A first pass counts each host's pages (exact-level survivors) from the partitions' metadata.
+Then the (host key, shingle) rows of the survivors whose host has at least ``min_pages`` pages
+(no other host can have templates) are routed by host to buckets on disk, so that every row of
+one host lands in one bucket; only those documents' sets are read. Each bucket is counted with
 :func:`neardup.features.templates.templates_of_rows`. Both steps run in the worker pool
 (:func:`neardup.engine.buckets.bucket_map`): one task per partition routes its rows into its
 own file, one task per bucket counts the bucket's rows read from every such file. Only the
@@ -30,6 +32,7 @@ from neardup.engine.catalog import Catalog, Part
 from neardup.engine.partition import read_features, read_meta, shingle_slices
 from neardup.engine.workdir import read_array
 from neardup.features.templates import (
+    NO_HOST,
     TemplateSet,
     content_block,
     host_key,
@@ -70,16 +73,18 @@ def _chunk_sets(part: Part, local: I64) -> tuple[U64, I64]:
 @dataclass(frozen=True, slots=True)
 class _RouteTask:
     """One partition's survivors (``local``: rows among its kept rows), for a worker: count
-    their hosts' pages and write their (host, value) rows routed to ``count`` buckets."""
+    their hosts' pages, or write the (host, value) rows of those whose host is ``eligible``
+    (a sorted array in a file) routed to ``count`` buckets."""
 
     part: Part
     local: I64
-    sets_of: SetsOf | None
+    sets_of: SetsOf
     out: Path
     count: int
+    eligible: Path
 
 
-def _route_part(task: _RouteTask) -> tuple[dict[int, int], dict[int, str]]:
+def _host_pages(task: _RouteTask) -> tuple[dict[int, int], dict[int, str]]:
     """The pages and names of the hosts of one partition's survivors (in document order)."""
     keys, hosts = host_keys(task.part)
     pages: dict[int, int] = {}
@@ -89,12 +94,22 @@ def _route_part(task: _RouteTask) -> tuple[dict[int, int], dict[int, str]]:
         pages[key] = pages.get(key, 0) + 1
         if host:
             names.setdefault(key, host.lower())
-    if task.sets_of is not None and task.local.size:
-        row_hosts, row_values = host_rows(keys[task.local], *task.sets_of(task.part, task.local))
-        rows = np.empty(row_hosts.size, dtype=ROW)
-        rows["host"], rows["shingle"] = row_hosts, row_values
-        write_routed(task.out, rows, spread(row_hosts), task.count)
     return pages, names
+
+
+def _route_part(task: _RouteTask) -> None:
+    """Write the (host, value) rows of the survivors whose host has enough pages: only their
+    sets are read (a corpus without hosts, or of small hosts only, reads none)."""
+    keys = host_keys(task.part)[0][task.local]
+    eligible = np.load(task.eligible)
+    at = np.minimum(np.searchsorted(eligible, keys), eligible.size - 1)
+    chosen = eligible[at] == keys
+    if not chosen.any():
+        return  # no file: no bucket reads this partition
+    row_hosts, row_values = host_rows(keys[chosen], *task.sets_of(task.part, task.local[chosen]))
+    rows = np.empty(row_hosts.size, dtype=ROW)
+    rows["host"], rows["shingle"] = row_hosts, row_values
+    write_routed(task.out, rows, spread(row_hosts), task.count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,30 +130,36 @@ def _count_bucket(task: _CountTask) -> dict[int, U64]:
 
 def _count_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                      folder: Path, count: int | None, sets_of: SetsOf) -> TemplateSet:
-    """Route each survivor's (host key, value) rows by host, partition by partition, then count
-    bucket by bucket (``count`` buckets; None: the pages only), both in the worker pool. The
-    rows of a bucket come in partition order, as one pass would route them."""
+    """Count each host's pages; then route the (host key, value) rows of the survivors of the
+    hosts with enough pages by host, partition by partition, and count them bucket by bucket
+    (``count`` buckets; None: the pages only), all in the worker pool. The rows of a bucket come
+    in partition order, as one pass would route them."""
     found = TemplateSet()
     folder.mkdir(parents=True, exist_ok=True)
     tasks = [_RouteTask(part, np.flatnonzero(survivors[part.start:part.start + part.count])
-                        .astype(np.int64), None if count is None else sets_of,
-                        folder / f"rows-{index:06d}.bin", count or 1)
+                        .astype(np.int64), sets_of, folder / f"rows-{index:06d}.bin",
+                        count or 1, folder / "eligible.npy")
              for index, part in enumerate(catalog.parts)]
-    for pages, names in bucket_map(_route_part, tasks):
+    for pages, names in bucket_map(_host_pages, tasks):
         for key, value in pages.items():
             found.pages[key] = found.pages.get(key, 0) + value
         for key, name in names.items():
             found.names.setdefault(key, name)
-    if count is None:
+    eligible = np.array(sorted(key for key, pages in found.pages.items()
+                               if key != NO_HOST and pages >= config.templates.min_pages),
+                        dtype=np.uint64)
+    if count is None or not eligible.size:
         return found
+    np.save(folder / "eligible.npy", eligible)
+    for _ in bucket_map(_route_part, tasks):
+        pass
     sources = tuple(task.out for task in tasks if task.out.exists())
-    keys = np.fromiter(found.pages, dtype=np.uint64, count=len(found.pages))
-    routes = (spread(keys) & np.uint64(count - 1)).tolist()
+    routes = (spread(eligible) & np.uint64(count - 1)).tolist()
     by_bucket: list[dict[int, int]] = [{} for _ in range(count)]
-    for key, route in zip(found.pages, routes, strict=True):
+    for key, route in zip(eligible.tolist(), routes, strict=True):
         by_bucket[route][key] = found.pages[key]
     counts = [_CountTask(sources, bucket, by_bucket[bucket], config.templates)
-              for bucket in range(count)]
+              for bucket in range(count) if by_bucket[bucket]]
     for shingles in bucket_map(_count_bucket, counts):
         found.shingles.update(shingles)
     return found
