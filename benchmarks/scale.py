@@ -91,6 +91,16 @@ def _rss(pid: int) -> int:
         return 0
 
 
+def _cpu(pid: int) -> float | None:
+    """The process's own user + system seconds so far (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_bytes() -> int:
     return shutil.disk_usage(SETTINGS.work).free
 
@@ -118,9 +128,16 @@ class _Watch:
         self.free_start = self.free_min = free_bytes()
         self.loads: list[float] = []
         self.killed = ""
+        self.cpu: dict[int, float] = {}
+        """Last CPU seconds seen of each process of the tree (pool workers that their parent
+        never reaps are counted too, which wait4 misses)."""
 
     def poll(self, process: subprocess.Popen[bytes]) -> None:
-        self.tree_peak = max(self.tree_peak, sum(_rss(child) for child in _tree(process.pid)))
+        tree = _tree(process.pid)
+        self.tree_peak = max(self.tree_peak, sum(_rss(child) for child in tree))
+        for pid in tree:
+            if (seconds := _cpu(pid)) is not None:
+                self.cpu[pid] = seconds
         self.polls += 1
         if self.work is not None and self.polls % 20 == 0:  # every second: the work dir
             self.work_peak = max(self.work_peak, _live_bytes(self.work))
@@ -134,6 +151,7 @@ class _Watch:
 
     def report(self) -> dict[str, Any]:
         return {"peak_tree_rss_mb": round(self.tree_peak / 2**20, 1),
+                "cpu_tree_s": round(sum(self.cpu.values()), 2),
                 "disk_used_peak_gb": round((self.free_start - self.free_min) / 1e9, 2),
                 **({"work_peak_bytes": self.work_peak} if self.work is not None else {}),
                 "load_1min_during": {"mean": round(statistics.fmean(self.loads), 2),
@@ -143,8 +161,9 @@ class _Watch:
 def measure(command: Sequence[str], disk_floor: int = 0,
             work: Path | None = None) -> dict[str, Any]:
     """Run ``command`` as a whole process (its own process group, under ``nice``): wall, CPU
-    (with its children), peak RSS, the largest size of the folder ``work`` (polled every
-    second); killed if the free disk falls below ``disk_floor``."""
+    (with its reaped children, from wait4, and ``cpu_tree_s``: every process of the tree
+    sampled from /proc every 50 ms), peak RSS, the largest size of the folder ``work`` (polled
+    every second); killed if the free disk falls below ``disk_floor``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
     process = subprocess.Popen([*NICE, *command], env=env, stdout=subprocess.DEVNULL,
@@ -349,7 +368,7 @@ def datatrove(parts: Sequence[Path], labels: dict[str, np.ndarray],
             f"neardup_minhash_workers_{workers}": ours,
             "ratios_neardup_over_datatrove": {
                 key: round(ours[key] / theirs[key], 3)
-                for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb")}}
+                for key in ("wall_s", "cpu_s", "cpu_tree_s", "peak_rss_mb", "peak_tree_rss_mb")}}
 
 
 def _finished(entry: dict[str, Any]) -> dict[str, Any]:
