@@ -5,9 +5,6 @@ chains, random parts, repeated edges and self-loops."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,16 +24,6 @@ pytestmark = pytest.mark.filterwarnings(  # PySpark's notice about pandas 3 (map
     "ignore:PySpark does not yet fully support pandas:FutureWarning")
 
 Graph = tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    from neardup.engine.spark.session import spark_session
-
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no Java runtime for Spark")
-    with spark_session("local[2]", 4) as session:
-        yield session
 
 
 def _graph(seed: int) -> Graph:

@@ -9,7 +9,6 @@ import random
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,17 +31,6 @@ TABLES = ("documents", "pairs", "clusters")
 METHODS = ("simhash", "minhash", "sketch", "chunks")
 needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
                                 reason="no Java runtime for Spark")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    """One local[2] Spark session for the module (starting a JVM takes seconds)."""
-    from neardup.engine.spark.session import spark_session
-
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no Java runtime for Spark")
-    with spark_session("local[2]", 4) as session:
-        yield session
 
 
 def _tables(folder: Path) -> dict[str, Any]:
