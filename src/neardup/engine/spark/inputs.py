@@ -24,7 +24,7 @@ from neardup.sources.sniff import HEAD_SIZE, Sniffed, sniff
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["RemoteFile", "Resolved", "is_uri", "java_cause", "resolve_inputs"]
+__all__ = ["RemoteFile", "Resolved", "hadoop_path", "is_uri", "java_cause", "resolve_inputs"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 _GLOB_MAGIC = re.compile(r"[*?[{]")
@@ -96,11 +96,16 @@ def _walk(fs: Any, folder: Any) -> Iterator[tuple[Any, str]]:
             yield status, str(path.toString())
 
 
-def _expand(session: SparkSession, uri: str) -> Iterator[RemoteFile | str]:
+def hadoop_path(session: SparkSession, uri: str) -> tuple[Any, Any]:
+    """(Hadoop FileSystem, Path) of ``uri``, through the driver's JVM gateway."""
     jvm = session.sparkContext._jvm
     assert jvm is not None
     path = jvm.org.apache.hadoop.fs.Path(uri)
-    fs = path.getFileSystem(session.sparkContext._jsc.hadoopConfiguration())
+    return path.getFileSystem(session.sparkContext._jsc.hadoopConfiguration()), path
+
+
+def _expand(session: SparkSession, uri: str) -> Iterator[RemoteFile | str]:
+    fs, path = hadoop_path(session, uri)
     if _GLOB_MAGIC.search(uri):
         statuses = sorted(fs.globStatus(path) or [], key=lambda status: str(status.getPath()))
         if not statuses:

@@ -36,7 +36,7 @@ from neardup.engine.fingerprint import (
     fingerprint_split,
 )
 from neardup.engine.spark.failure import is_lost_worker, is_spark_error
-from neardup.engine.spark.inputs import RemoteFile, java_cause
+from neardup.engine.spark.inputs import RemoteFile, hadoop_path, java_cause
 from neardup.engine.spark.parquet import parquet_blocks, parquet_rows
 from neardup.engine.workdir import WorkDir
 from neardup.sources.copies import read_copy
@@ -161,10 +161,8 @@ def _line_blocks(jobs: list[FingerprintJob], raw: dict[tuple[int, int], bytes],
 
 def _raw_line(session: SparkSession, uri: str, offset: int) -> bytes:
     """The bytes of the line at ``offset`` of ``uri`` (up to ``\\n``), read on the driver."""
-    jvm = session.sparkContext._jvm
-    assert jvm is not None
-    path = jvm.org.apache.hadoop.fs.Path(uri)
-    stream = path.getFileSystem(session.sparkContext._jsc.hadoopConfiguration()).open(path)
+    fs, path = hadoop_path(session, uri)
+    stream = fs.open(path)
     found = b""
     try:
         stream.seek(offset)
