@@ -46,7 +46,7 @@ from neardup.engine.buckets import (
     write_routed,
 )
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import equal_key_pairs as _equal_key_pairs
+from neardup.engine.kernels import sorted_equal_key_pairs
 from neardup.engine.keystore import (
     KeyRecord,
     band_matches,
@@ -278,7 +278,7 @@ class _BandJoin:
 def _join_bands(task: _BandJoin) -> None:
     rows = sort_by_band(read_bucket(task.folder, task.bucket, BAND_ROW))
     store_sorted(task.folder, task.bucket, rows)
-    firsts, seconds = _equal_key_pairs(rows)
+    firsts, seconds = sorted_equal_key_pairs(rows)  # sorted by band, key, doc
     a_parts, b_parts = [firsts], [seconds]
     if rows.size:
         for folder in task.olds:

@@ -3,7 +3,8 @@ one shuffled group (on Spark) runs on its numpy rows, so that both engines compu
 
 - :func:`gather_sets`: the shingle sets (or content sets), simhashes and signatures of a block's
   documents, read from their partitions, for the scoring of candidate pairs (stage 5);
-- :func:`equal_key_pairs`: the pairs of documents sharing a min-hash LSH band key (stage 4).
+- :func:`equal_key_pairs`: the pairs of documents sharing a min-hash LSH band key (stage 4);
+  :func:`sorted_equal_key_pairs` when the rows are already sorted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.partition import shingle_slices, signature_rows
 from neardup.engine.templates import ContentReader
 
-__all__ = ["equal_key_pairs", "gather_sets"]
+__all__ = ["equal_key_pairs", "gather_sets", "sorted_equal_key_pairs"]
 
 
 def gather_sets(catalog: Catalog, docs: I64, signatures: bool,
@@ -49,7 +50,11 @@ def gather_sets(catalog: Catalog, docs: I64, signatures: bool,
 def equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
     """Every pair (a < b) of docs with equal (band, key) among ``rows`` (fields ``band``,
     ``key``, ``doc``; each doc at most once per band)."""
-    rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
+    return sorted_equal_key_pairs(rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))])
+
+
+def sorted_equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
+    """:func:`equal_key_pairs` of ``rows`` already sorted by (band, key, doc)."""
     same = (rows["band"][1:] == rows["band"][:-1]) & (rows["key"][1:] == rows["key"][:-1])
     firsts, seconds = [], []
     distance = 1
