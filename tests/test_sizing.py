@@ -62,3 +62,21 @@ def test_plan_command_sizes_a_run_from_the_committed_costs() -> None:
     assert "disk: work directory" in text.output and "peak memory" in text.output
     both = runner.invoke(cli, ["plan", "--documents", "10", "--fingerprints", "10"])
     assert both.exit_code != 0 and "exactly one" in both.output
+
+
+def test_memory_is_joined_between_the_measured_sizes_and_extended_from_the_last_two() -> None:
+    """The engine's memory levels off: a plateau measured at 1M and 2.5M is not overstated at
+    10M by a line through the smallest size."""
+    points = [[100_000, 700.0], [1_000_000, 1100.0], [2_500_000, 1150.0]]
+    costs = {**COSTS_OF, "methods": {"minhash": {**COST, "peak_tree_rss_mb": points}}}
+    at = {n: estimate_run(n, "minhash", costs=costs).peak_memory_bytes / 2**20
+          for n in (10_000, 100_000, 550_000, 2_500_000, 10_000_000)}
+    assert at[10_000] == pytest.approx(700.0)
+    assert at[100_000] == pytest.approx(700.0)
+    assert at[550_000] == pytest.approx(900.0)
+    assert at[2_500_000] == pytest.approx(1150.0)
+    assert at[10_000_000] == pytest.approx(1150.0 + 50.0 / 1.5e6 * 7.5e6)
+    falling = {**COSTS_OF, "methods": {"minhash": {**COST, "peak_tree_rss_mb": [
+        [1000, 900.0], [2000, 800.0]]}}}
+    assert estimate_run(10**6, "minhash", costs=falling).peak_memory_bytes == \
+        pytest.approx(800.0 * 2**20)

@@ -211,6 +211,25 @@ def test_damaged_parquet_data_is_skipped_and_counted_as_locally(spark: SparkSess
     assert "row 400: Parquet data damaged" in summary["sources"]["errors"][0]
 
 
+@pytest.mark.slow
+def test_files_named_as_hadoop_skips_them_are_read_as_locally(spark: SparkSession,
+                                                              tmp_path: Path) -> None:
+    """Hadoop's input formats skip names starting with _ or . even when named alone; such
+    files, named explicitly, are read as the local engine reads them, whatever their format."""
+    folder = tmp_path / "in"
+    plain, packed = _jsonl(folder, 300)
+    hidden = [plain.rename(folder / "_plain.jsonl"), packed.rename(folder / ".packed.jsonl.gz"),
+              folder / "_rows.parquet"]
+    _parquet(hidden[2], 400)
+    assert spark.sparkContext.binaryFiles(f"file://{hidden[1]}").count() == 0
+    summary = assert_same(spark, list(map(str, hidden)), [f"file://{p}" for p in hidden],
+                          tmp_path, tmp_path / "runs", DedupConfig(method="minhash"),
+                          chunk_docs=100)
+    assert summary["sources"]["files"] == 3
+    assert summary["documents"] == 2 * 301 + 398  # each JSONL: 300 texts and a real U+FFFD
+    assert "unreadable-file" not in summary["sources"]["skipped"]
+
+
 def test_resuming_over_a_changed_uri_input_is_refused(spark: SparkSession, tmp_path: Path) -> None:
     """A URI's size and time are part of the work directory's identity, as a local path's."""
     from neardup.engine.spark.run import run_in_session

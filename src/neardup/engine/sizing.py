@@ -12,8 +12,9 @@ with whole ``neardup dedup`` processes and stored in ``costs.json`` beside this 
   what it keeps once finished (the partitions, numbering, pairs and clusters a re-run or an
   ``--against`` run reads), both scaled by the mean size (the verification shingle sets
   dominate); ``output_bytes`` per document for the tables;
-- memory: the peak summed over the run's processes, fitted as ``a + b * documents`` through the
-  sizes measured (flat when one size was measured: said so in :attr:`RunEstimate.basis`).
+- memory: the peak summed over the run's processes, interpolated between the sizes measured and
+  extended past the largest by the line through the last two (flat when one size was measured:
+  said so in :attr:`RunEstimate.basis`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from neardup.errors import ConfigError
 
@@ -63,14 +66,21 @@ def load_costs(path: Path = COSTS) -> dict[str, Any]:
 
 
 def _memory(points: list[list[float]], documents: int) -> tuple[float, str]:
-    """Peak bytes at ``documents`` by a line through the measured (documents, MiB) points."""
+    """Peak bytes at ``documents`` from the measured (documents, MiB) points: joined by lines
+    between them (the engine's memory levels off once its budget is reached, so one line
+    through all of them overstates the large sizes), extended past the largest by the line
+    through the last two (never falling), and held at the smallest's below it."""
     points = sorted(points)
+    sizes = [n for n, _ in points]
+    peaks = [m for _, m in points]
     if len(points) == 1:
-        return points[0][1] * 2**20, f"memory flat at the peak measured at {points[0][0]:,.0f}"
-    (n1, m1), (n2, m2) = points[0], points[-1]
-    slope = max(0.0, (m2 - m1) / (n2 - n1))
-    return (m2 + slope * (documents - n2)) * 2**20, (
-        f"memory a line through {n1:,.0f} and {n2:,.0f} documents")
+        return peaks[0] * 2**20, f"memory flat at the peak measured at {sizes[0]:,.0f}"
+    measured = f"memory between the peaks measured at {', '.join(f'{n:,.0f}' for n in sizes)}"
+    if documents <= sizes[-1]:
+        return float(np.interp(documents, sizes, peaks)) * 2**20, measured + " documents"
+    slope = max(0.0, (peaks[-1] - peaks[-2]) / (sizes[-1] - sizes[-2]))
+    return (peaks[-1] + slope * (documents - sizes[-1])) * 2**20, (
+        measured + " documents, extended by the line through the last two")
 
 
 def estimate_run(documents: int, method: str, *, mean_bytes: int | None = None,

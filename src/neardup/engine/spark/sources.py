@@ -16,6 +16,9 @@
   reader fails the job on damaged data; the file is then read again whole by one task with the
   local reader (through a scratch copy), which skips and counts the damaged row group as
   locally. Blocks fingerprinted before the failure are kept.
+- A file whose name starts with ``_`` or ``.`` (which every Hadoop input format skips, even when
+  named alone): the driver copies it to its scratch disk through Hadoop's ``FileSystem`` and
+  reads it there with the local reader, whatever its format.
 
 Every task writes its fingerprint partitions into the work directory and returns the same
 records as the local engine, so the link stage numbers the documents by (file, block, record)
@@ -27,6 +30,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neardup.engine.fingerprint import (
@@ -93,8 +97,29 @@ def _whole_task(job: FingerprintJob, found: Sniffed, item: tuple[str, bytes]) ->
     with tempfile.NamedTemporaryFile(prefix="neardup-input-") as copy:
         copy.write(item[1])
         copy.flush()
-        return fingerprint_split(job, partial(read_copy, copy.name, job.split.path, found,
-                                              media=job.media))
+        return _read_whole(job, found, copy.name)
+
+
+def _read_whole(job: FingerprintJob, found: Sniffed, copy: str) -> dict[str, Any]:
+    """Fingerprint one whole file from ``copy``, a local copy of its bytes."""
+    return fingerprint_split(job, partial(read_copy, copy, job.split.path, found, media=job.media))
+
+
+def _hidden(uri: str) -> bool:
+    """Whether Hadoop's input formats skip the file (its name starts with ``_`` or ``.``)."""
+    return uri.rsplit("/", 1)[-1].startswith(("_", "."))
+
+
+def _driver_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffed]]
+                  ) -> Iterator[dict[str, Any]]:
+    """The records of files that no Hadoop input format reads (:func:`_hidden`): the driver
+    copies each to its own scratch disk through Hadoop's FileSystem and reads it there."""
+    for job, found in jobs:
+        fs, path = hadoop_path(session, job.split.path)
+        with tempfile.TemporaryDirectory(prefix="neardup-input-") as scratch:
+            copy = hadoop_path(session, Path(scratch, "copy").as_uri())[1]
+            fs.copyToLocalFile(False, path, copy, True)  # keep the source; no .crc file
+            yield _read_whole(job, found, str(Path(scratch, "copy")))
 
 
 def _whole_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffed]]
@@ -226,15 +251,15 @@ def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[
                 partitions: int) -> Iterator[dict[str, Any]]:
     """The records of the splits of URI inputs, each file read by Spark as its format wants."""
     whole: list[tuple[FingerprintJob, Sniffed]] = []
+    hidden: list[tuple[FingerprintJob, Sniffed]] = []
     lines: list[FingerprintJob] = []
     tables: list[FingerprintJob] = []
     for job in jobs:
         found = remote[job.split.path].found
         if found is None or found.fmt in ("binary", "unknown"):
             yield _unread(job, remote[job.split.path])
-        elif job.split.path.rsplit("/", 1)[-1].startswith(("_", ".")):
-            yield _unread(job, remote[job.split.path], f"{job.split.path}: cannot read "
-                          "(Hadoop's input formats skip names starting with _ or .)")
+        elif _hidden(job.split.path):
+            hidden.append((job, found))
         elif found.fmt == "parquet":
             tables.append(job)
         elif found.fmt == "jsonl" and not found.gz and not job.split.path.endswith(_CODECS):
@@ -242,6 +267,7 @@ def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[
         else:
             whole.append((job, found))
     yield from _whole_files(session, whole)
+    yield from _driver_files(session, hidden)
     yield from _by_split(lines, _line_files(session, lines, partitions))
     for job in tables:
         yield from _table_file(session, job, remote[job.split.path], partitions)
