@@ -10,7 +10,8 @@ import os
 import random
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,6 +210,56 @@ def test_damaged_parquet_data_is_skipped_and_counted_as_locally(spark: SparkSess
     assert skipped == {"bad-record": 1, "empty-payload": 1, "missing-text": 1}
     assert summary["documents"] == 1098  # rows 400 to 499 lost, two bad rows skipped
     assert "row 400: Parquet data damaged" in summary["sources"]["errors"][0]
+
+
+def _shards(folder: Path, sizes: tuple[int, ...], other_schema: bool = False) -> None:
+    """Parquet shards of one schema (a size 0: a file without rows), and one of another schema
+    (an extra column) when asked."""
+    folder.mkdir(parents=True)
+    for k, count in enumerate(sizes):
+        _parquet(folder / f"a{k}.parquet", max(count, 19))
+        if not count:
+            pq.write_table(pq.read_table(folder / f"a{k}.parquet").slice(0, 0),
+                           folder / f"a{k}.parquet")
+    if other_schema:
+        _parquet(folder / "b.parquet", 150)
+        table = pq.read_table(folder / "b.parquet")
+        pq.write_table(table.append_column("lang", pa.array(["en"] * table.num_rows)),
+                       folder / "b.parquet", row_group_size=100)
+
+
+def _jobs_of(spark: SparkSession, group: str, run: Callable[[], Any]) -> int:
+    """The number of Spark jobs ``run`` starts."""
+    context = spark.sparkContext
+    context.setJobGroup(group, group)
+    try:
+        run()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return len(context.statusTracker().getJobIdsForGroup(group))
+
+
+@pytest.mark.slow
+def test_parquet_shards_of_one_schema_share_a_job(spark: SparkSession, tmp_path: Path) -> None:
+    """Six shards of one schema cost the jobs of two (not a job each); a second schema and a
+    damaged shard among them are read as locally (the damaged job's files are tried alone)."""
+    from test_blocks import damage_row_group
+
+    config = DedupConfig(method="simhash")
+    counts = {}
+    for name, sizes in (("two", (300, 250)), ("six", (300, 250, 0, 120, 200, 90))):
+        _shards(tmp_path / name, sizes)
+        uri = f"file://{tmp_path / name}"
+        counts[name] = _jobs_of(spark, f"shards-{name}", partial(
+            assert_same, spark, [str(tmp_path / name)], [uri], tmp_path, tmp_path / f"run-{name}",
+            config, 100))
+    assert counts["six"] == counts["two"]
+    _shards(tmp_path / "mixed", (300, 0, 200), other_schema=True)
+    damage_row_group(tmp_path / "mixed" / "a2.parquet", 1)
+    summary = assert_same(spark, [str(tmp_path / "mixed")], [f"file://{tmp_path / 'mixed'}"],
+                          tmp_path, tmp_path / "run-mixed", config, 100)
+    assert summary["sources"]["skipped"]["bad-record"] == 1
+    assert summary["documents"] == 298 + 98 + 148  # rows 100 to 199 of a2 lost
 
 
 @pytest.mark.slow

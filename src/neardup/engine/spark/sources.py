@@ -11,11 +11,12 @@
   the file holds them (counted ``json-error`` as locally). The lines are then shuffled by block
   (``chunk_docs`` lines, blank ones included, as locally) and each block is parsed by
   :func:`neardup.engine.fingerprint.fingerprint_block`.
-- Parquet: Spark's Parquet reader; each row's number is ``_metadata.row_index``; rows are
-  shuffled by block and each block becomes documents as locally (scalar columns only). Spark's
-  reader fails the job on damaged data; the file is then read again whole by one task with the
-  local reader (through a scratch copy), which skips and counts the damaged row group as
-  locally. Blocks fingerprinted before the failure are kept.
+- Parquet: Spark's Parquet reader; each row's number is ``_metadata.row_index``; the files of
+  one schema are read by one job (up to ``_FILES_PER_JOB``), their rows shuffled by (file,
+  block), and each block becomes documents as locally (scalar columns only). Spark's reader
+  fails the job on damaged data; each file of the job is then tried alone, and the damaged one
+  is read again whole by one task with the local reader (through a scratch copy), which skips
+  and counts the damaged row group as locally. Blocks fingerprinted before the failure are kept.
 - A file whose name starts with ``_`` or ``.`` (which every Hadoop input format skips, even when
   named alone): the driver copies it to its scratch disk through Hadoop's ``FileSystem`` and
   reads it there with the local reader, whatever its format.
@@ -41,7 +42,7 @@ from neardup.engine.fingerprint import (
 )
 from neardup.engine.spark.failure import is_lost_worker, is_spark_error
 from neardup.engine.spark.inputs import RemoteFile, hadoop_path, java_cause
-from neardup.engine.spark.parquet import parquet_blocks, parquet_rows
+from neardup.engine.spark.parquet import parquet_blocks, parquet_schema
 from neardup.engine.workdir import WorkDir
 from neardup.sources.copies import read_copy
 from neardup.sources.lineblocks import LineBlock
@@ -55,6 +56,9 @@ if TYPE_CHECKING:
 __all__ = ["read_remote"]
 
 _TEXT_INPUT = "org.apache.hadoop.mapreduce.lib.input.TextInputFormat"
+_FILES_PER_JOB = 64
+"""Parquet files of one schema read by one Spark job (a job per file costs its start-up on
+each of thousands of shards; a union of many scans makes a large plan)."""
 _CODECS = (".gz", ".bz2", ".deflate", ".snappy", ".lz4", ".zst")
 """Names Hadoop's line reader would decompress: a plain file named so is read whole."""
 
@@ -269,31 +273,49 @@ def read_remote(session: SparkSession, jobs: list[FingerprintJob], remote: dict[
     yield from _whole_files(session, whole)
     yield from _driver_files(session, hidden)
     yield from _by_split(lines, _line_files(session, lines, partitions))
-    for job in tables:
-        yield from _table_file(session, job, remote[job.split.path], partitions)
+    yield from _table_files(session, tables, remote, partitions)
 
 
-def _table_file(session: SparkSession, job: FingerprintJob, remote: RemoteFile,
-                partitions: int) -> Iterator[dict[str, Any]]:
-    """The record of one Parquet file: by Spark's reader, or whole by one task when Spark's
-    reader fails on its data."""
+def _table_files(session: SparkSession, jobs: list[FingerprintJob],
+                 remote: dict[str, RemoteFile], partitions: int) -> Iterator[dict[str, Any]]:
+    """The records of Parquet files: those of one schema read together, by one Spark job for
+    each :data:`_FILES_PER_JOB` of them."""
+    groups: dict[str, list[FingerprintJob]] = {}
+    for job in jobs:
+        try:
+            schema = parquet_schema(session, job)
+        except Exception as error:  # the footer cannot be read: counted, as locally
+            if not is_spark_error(error):
+                raise
+            yield _unread(job, remote[job.split.path], f"{job.split.path}: not a readable "
+                          f"Parquet file ({java_cause(error)})")
+            continue
+        groups.setdefault(schema, []).append(job)
+    for group in groups.values():
+        for start in range(0, len(group), _FILES_PER_JOB):
+            yield from _table_group(session, group[start:start + _FILES_PER_JOB], remote,
+                                    partitions)
+
+
+def _table_group(session: SparkSession, jobs: list[FingerprintJob],
+                 remote: dict[str, RemoteFile], partitions: int) -> Iterator[dict[str, Any]]:
+    """The records of Parquet files of one schema, by Spark's reader. When it fails on damaged
+    data, each file is tried alone, and the damaged one is read whole by one task with the
+    local reader."""
     try:
-        frame = parquet_rows(session, job)
-    except Exception as error:  # the footer cannot be read: counted, as locally
-        if not is_spark_error(error):
-            raise
-        yield _unread(job, remote, f"{job.split.path}: not a readable Parquet file "
-                      f"({java_cause(error)})")
-        return
-    try:
-        blocks = parquet_blocks(frame, job, partitions)
+        blocks = parquet_blocks(session, jobs, partitions)
     except Exception as error:  # damaged data: read as the local engine reads it
         if not is_spark_error(error) or is_lost_worker(error):
             raise
-        assert remote.found is not None
-        yield from _whole_files(session, [(job, remote.found)])
+        if len(jobs) > 1:
+            for job in jobs:
+                yield from _table_group(session, [job], remote, partitions)
+            return
+        found = remote[jobs[0].split.path].found
+        assert found is not None
+        yield from _whole_files(session, [(jobs[0], found)])
         return
-    yield _merged(job, blocks)
+    yield from _by_split(jobs, blocks)
 
 
 def _by_split(jobs: list[FingerprintJob], blocks: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
