@@ -12,12 +12,18 @@ and for Spark the component stage's report (pairs, rounds, open edges per round,
 identical (checked after each pair). Results go to benchmarks/results/spark.json, keyed by
 size (and by ``--label`` when given, e.g. to keep runs of two versions apart).
 
+``--parquet-shards N`` writes the corpus as N Parquet files instead (a dataset of many shards);
+the local engine reads their folder, and Spark reads it as a ``file://`` URI, through its own
+Parquet reader (the path whose cost grows with the number of files).
+
     python benchmarks/spark.py --documents 1000000
+    python benchmarks/spark.py --documents 100000 --parquet-shards 200 --methods minhash
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -29,6 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from common import BENCHMARKS_DIR, RESULTS_DIR, environment, load_average
@@ -95,11 +103,32 @@ def measure(command: Sequence[str]) -> dict[str, Any]:
             "peak_tree_rss_mb": round(peak / 2**20, 1), "processes": len(cpu)}
 
 
-def run(engine: str, corpus: Path, method: str, memory: str) -> dict[str, Any]:
+def parquet_shards(corpus: Path, count: int) -> Path:
+    """The JSONL.gz parts of ``corpus`` rewritten as ``count`` Parquet files (made once)."""
+    folder = WORK / f"{corpus.name}-parquet-{count}"
+    if (folder / "complete").exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    tables = []
+    for part in sorted(corpus.glob("*.jsonl.gz")):
+        with gzip.open(part) as lines:
+            tables.append(pj.read_json(lines))
+    table = pa.concat_tables(tables)
+    size = -(-table.num_rows // count)
+    for shard in range(count):
+        pq.write_table(table.slice(shard * size, size), folder / f"shard-{shard:05d}.parquet")
+    (folder / "complete").touch()
+    return folder
+
+
+def run(engine: str, corpus: Path, method: str, memory: str, uri: bool) -> dict[str, Any]:
+    """One whole ``dedup`` process (Spark reads ``corpus`` as a ``file://`` URI if ``uri``)."""
     out = WORK / f"spark-bench-{engine}-{method}"
     shutil.rmtree(out, ignore_errors=True)
     before = load_average()
-    command = [NEARDUP, "dedup", str(corpus), "--out", str(out), "--method", method,
+    source = corpus.as_uri() if engine == "spark" and uri else corpus
+    command = [NEARDUP, "dedup", str(source), "--out", str(out), "--method", method,
                "--memory-limit", memory, "--quiet", "--work", str(out / "work")]
     command += (["--engine", "spark", "--spark-master", "local[2]"] if engine == "spark"
                 else ["--workers", "2"])
@@ -121,12 +150,12 @@ def same_tables(method: str) -> bool:
         for name in ("documents", "pairs", "clusters"))
 
 
-def compare(corpus: Path, method: str, repeat: int, memory: str) -> dict[str, Any]:
+def compare(corpus: Path, method: str, repeat: int, memory: str, uri: bool) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {"local": [], "spark": []}
     identical = []
     for _ in range(repeat):
         for engine in ("local", "spark"):
-            runs[engine].append(run(engine, corpus, method, memory))
+            runs[engine].append(run(engine, corpus, method, memory, uri))
         identical.append(same_tables(method))
     medians = {engine: {**{key: statistics.median(r[key] for r in found)
                            for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")},
@@ -146,15 +175,22 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--memory-limit", default="2G")
     parser.add_argument("--label", default="", help="results key suffix (e.g. before/after)")
+    parser.add_argument("--parquet-shards", type=int, default=0,
+                        help="read the corpus as this many Parquet files")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     corpus = WORK / f"scale-{args.documents}"  # as benchmarks/scale.py names it
     make_corpus(corpus, args.documents)
-    found = {method: compare(corpus, method, args.repeat, args.memory_limit)
+    if args.parquet_shards:
+        corpus = parquet_shards(corpus, args.parquet_shards)
+    found = {method: compare(corpus, method, args.repeat, args.memory_limit,
+                             bool(args.parquet_shards))
              for method in args.methods.split(",")}
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    key = f"{args.documents}-{args.label}" if args.label else str(args.documents)
-    results[key] = {"documents": args.documents, "methods": found, "cores": os.cpu_count(),
+    key = str(args.documents) + (f"-parquet-{args.parquet_shards}" if args.parquet_shards
+                                 else "") + (f"-{args.label}" if args.label else "")
+    results[key] = {"documents": args.documents, "parquet_shards": args.parquet_shards,
+                    "methods": found, "cores": os.cpu_count(),
                     "environment": environment(["neardup", "pyspark"]),
                     "load_average_after": load_average()}
     temporary = RESULTS.with_suffix(".tmp")
