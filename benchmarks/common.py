@@ -25,6 +25,7 @@ __all__ = [
     "DATA_DIR",
     "RESULTS_DIR",
     "Timing",
+    "TreeSampler",
     "best_of",
     "environment",
     "interleaved_calls",
@@ -185,3 +186,50 @@ def write_results(path: Path, payload: dict[str, Any], table: str) -> None:
     tmp.replace(path)
     print(table)
     print(f"\nresults written to {path}")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                found.extend(int(child) for child in children.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _own_usage(pid: int) -> tuple[float, int] | None:
+    """(own user + system seconds, resident bytes) of one process; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/statm") as statm:
+            resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), resident
+
+
+class TreeSampler:
+    """CPU and peak resident memory of a process and everything below it, from /proc (Linux),
+    sampled by :meth:`poll`: each process's CPU is its last seen (pool workers their parent
+    never reaps count too, which wait4 misses); memory is the largest sum over one sample."""
+
+    def __init__(self) -> None:
+        self.cpu: dict[int, float] = {}
+        self.peak_bytes = 0
+
+    def poll(self, root: int) -> None:
+        resident, queue = 0, [root]
+        while queue:
+            pid = queue.pop()
+            if (usage := _own_usage(pid)) is not None:
+                self.cpu[pid], rss = usage
+                resident += rss
+            queue.extend(_children(pid))
+        self.peak_bytes = max(self.peak_bytes, resident)
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(self.cpu.values())

@@ -44,7 +44,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from common import BENCHMARKS_DIR, REPO_DIR, RESULTS_DIR, environment, load_average, markdown_table
+from common import (
+    BENCHMARKS_DIR,
+    REPO_DIR,
+    RESULTS_DIR,
+    TreeSampler,
+    environment,
+    load_average,
+    markdown_table,
+)
 from neardup.engine.sizing import COSTS, estimate_run, load_costs
 from neardup.errors import ConfigError
 from scale_corpus import PARTS, corpus_parts, make_corpus
@@ -69,38 +77,6 @@ class Settings:
 SETTINGS = Settings()
 
 
-def _tree(pid: int) -> list[int]:
-    found, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        found.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as children:
-                    queue.extend(int(child) for child in children.read().split())
-        except OSError:
-            continue
-    return found
-
-
-def _rss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        return 0
-
-
-def _cpu(pid: int) -> float | None:
-    """The process's own user + system seconds so far (None once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def free_bytes() -> int:
     return shutil.disk_usage(SETTINGS.work).free
 
@@ -123,21 +99,15 @@ class _Watch:
     load."""
 
     def __init__(self, disk_floor: int, work: Path | None) -> None:
-        self.disk_floor, self.tree_peak, self.polls = disk_floor, 0, 0
+        self.disk_floor, self.polls = disk_floor, 0
         self.work, self.work_peak = work, 0
         self.free_start = self.free_min = free_bytes()
         self.loads: list[float] = []
         self.killed = ""
-        self.cpu: dict[int, float] = {}
-        """Last CPU seconds seen of each process of the tree (pool workers that their parent
-        never reaps are counted too, which wait4 misses)."""
+        self.tree = TreeSampler()
 
     def poll(self, process: subprocess.Popen[bytes]) -> None:
-        tree = _tree(process.pid)
-        self.tree_peak = max(self.tree_peak, sum(_rss(child) for child in tree))
-        for pid in tree:
-            if (seconds := _cpu(pid)) is not None:
-                self.cpu[pid] = seconds
+        self.tree.poll(process.pid)
         self.polls += 1
         if self.work is not None and self.polls % 20 == 0:  # every second: the work dir
             self.work_peak = max(self.work_peak, _live_bytes(self.work))
@@ -150,8 +120,8 @@ class _Watch:
             os.killpg(process.pid, signal.SIGKILL)
 
     def report(self) -> dict[str, Any]:
-        return {"peak_tree_rss_mb": round(self.tree_peak / 2**20, 1),
-                "cpu_tree_s": round(sum(self.cpu.values()), 2),
+        return {"peak_tree_rss_mb": round(self.tree.peak_bytes / 2**20, 1),
+                "cpu_tree_s": round(self.tree.cpu_seconds, 2),
                 "disk_used_peak_gb": round((self.free_start - self.free_min) / 1e9, 2),
                 **({"work_peak_bytes": self.work_peak} if self.work is not None else {}),
                 "load_1min_during": {"mean": round(statistics.fmean(self.loads), 2),

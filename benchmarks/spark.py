@@ -40,68 +40,28 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
-from common import BENCHMARKS_DIR, RESULTS_DIR, environment, load_average
+from common import BENCHMARKS_DIR, RESULTS_DIR, TreeSampler, environment, load_average
 from scale_corpus import make_corpus
 
 WORK = BENCHMARKS_DIR / "work"
 RESULTS = RESULTS_DIR / "spark.json"
 NEARDUP = str(Path(sys.executable).with_name("neardup"))
-TICKS = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as children:
-                found.extend(int(child) for child in children.read().split())
-    except OSError:
-        pass
-    return found
-
-
-def _tree(pid: int) -> list[int]:
-    found, queue = [], [pid]
-    while queue:
-        current = queue.pop()
-        found.append(current)
-        queue.extend(_children(current))
-    return found
-
-
-def _sample(pid: int) -> tuple[float, int]:
-    """(own user+system seconds, resident bytes) of one process, or (0, 0) once gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        with open(f"/proc/{pid}/statm") as statm:
-            resident = int(statm.read().split()[1]) * PAGE
-    except (OSError, IndexError):
-        return 0.0, 0
-    return (int(fields[11]) + int(fields[12])) / TICKS, resident
 
 
 def measure(command: Sequence[str]) -> dict[str, Any]:
     """Run ``command``; wall seconds, CPU seconds and peak RSS of its whole process tree."""
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    cpu: dict[int, float] = {}
-    peak = 0
+    tree = TreeSampler()
     while process.poll() is None:
-        resident = 0
-        for pid in _tree(process.pid):
-            seconds, rss = _sample(pid)
-            cpu[pid] = max(cpu.get(pid, 0.0), seconds)
-            resident += rss
-        peak = max(peak, resident)
+        tree.poll(process.pid)
         time.sleep(0.05)
     wall = time.perf_counter() - started
     errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
     if process.returncode:
         raise SystemExit(f"{' '.join(command)}: exit status {process.returncode}\n{errors}")
-    return {"wall_s": round(wall, 2), "cpu_s": round(sum(cpu.values()), 2),
-            "peak_tree_rss_mb": round(peak / 2**20, 1), "processes": len(cpu)}
+    return {"wall_s": round(wall, 2), "cpu_s": round(tree.cpu_seconds, 2),
+            "peak_tree_rss_mb": round(tree.peak_bytes / 2**20, 1), "processes": len(tree.cpu)}
 
 
 def parquet_shards(corpus: Path, count: int) -> Path:

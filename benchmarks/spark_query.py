@@ -30,7 +30,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO_DIR, RESULTS_DIR, environment, load_average, markdown_table, write_results
+from common import (
+    REPO_DIR,
+    RESULTS_DIR,
+    TreeSampler,
+    environment,
+    load_average,
+    markdown_table,
+    write_results,
+)
 
 WORDS = [f"w{i}" for i in range(20_000)]
 SRC = REPO_DIR / "src"
@@ -56,40 +64,6 @@ def write_corpora(stored: Path, queries: Path, m: int, n: int) -> None:
                                   "text": " ".join(words)}) + "\n")
 
 
-def _tree(root: int) -> list[int]:
-    """``root`` and every process below it."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            parents.setdefault(parent, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += parents.get(pid, [])
-    return found
-
-
-def _sample(pids: list[int], cpu: dict[int, float]) -> int:
-    """The summed RSS of ``pids`` (bytes); records each one's CPU seconds so far in ``cpu``."""
-    total, tick = 0, os.sysconf("SC_CLK_TCK")
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{pid}/status") as status:
-                total += next(int(line.split()[1]) for line in status if line.startswith("VmRSS"))
-        except (OSError, StopIteration, IndexError):
-            continue
-        cpu[pid] = max(cpu.get(pid, 0.0), (int(fields[11]) + int(fields[12])) / tick)
-    return total * 1024
-
-
 def whole_process(store: Path, queries: Path, out: Path, engine: str) -> dict[str, Any]:
     command = [sys.executable, "-W", QUIET, "-c", "from neardup.cli.main import main; main()",
                "query", "--store", str(store), "--batch", str(queries), "--media", "any",
@@ -97,18 +71,17 @@ def whole_process(store: Path, queries: Path, out: Path, engine: str) -> dict[st
     env = {**os.environ, "PYTHONPATH": str(SRC), "PYSPARK_PYTHON": sys.executable}
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    peak, seen = 0, dict[int, float]()
+    tree = TreeSampler()
     while child.poll() is None:
-        peak = max(peak, _sample(_tree(child.pid), seen))
+        tree.poll(child.pid)
         time.sleep(0.05)
     wall = time.perf_counter() - start
     output, errors = child.communicate()
     if child.returncode != 0:
         raise SystemExit(f"{engine}: {errors.decode()[-2000:]}")
     counts = json.loads(output)
-    cpu = sum(seen.values())
-    return {"wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-            "peak_rss_mb": round(peak / 2**20, 1), "matches": counts["matches"],
+    return {"wall_seconds": round(wall, 2), "cpu_seconds": round(tree.cpu_seconds, 2),
+            "peak_rss_mb": round(tree.peak_bytes / 2**20, 1), "matches": counts["matches"],
             "queries": counts["queries"], "rows_sha": _digest(out)}
 
 
