@@ -121,9 +121,9 @@ def _driver_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffe
     for job, found in jobs:
         fs, path = hadoop_path(session, job.split.path)
         with tempfile.TemporaryDirectory(prefix="neardup-input-") as scratch:
-            copy = hadoop_path(session, Path(scratch, "copy").as_uri())[1]
-            fs.copyToLocalFile(False, path, copy, True)  # keep the source; no .crc file
-            yield _read_whole(job, found, str(Path(scratch, "copy")))
+            copy = Path(scratch, "copy")
+            fs.copyToLocalFile(False, path, hadoop_path(session, copy.as_uri())[1], True)
+            yield _read_whole(job, found, str(copy))  # source kept; no .crc file written
 
 
 def _whole_files(session: SparkSession, jobs: list[tuple[FingerprintJob, Sniffed]]
