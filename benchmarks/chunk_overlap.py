@@ -49,7 +49,7 @@ from neardup.document import Document
 from neardup.overlap.coarse import coarse_overlap
 from neardup.overlap.relation import ChunkRelation
 from neardup.overlap.sortbased import Overlap, sort_overlap
-from neardup.pipeline.dedup import find_duplicates
+from neardup.pipeline import find_duplicates
 
 WORK = BENCHMARKS_DIR / "work"
 TARGET = 0.25

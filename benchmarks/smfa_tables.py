@@ -46,7 +46,7 @@ from common import (
 )
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.pipeline.dedup import find_duplicates
+from neardup.pipeline import find_duplicates
 from neardup.presets import preset
 
 EDITS = ("ad", "template", "edit")

@@ -43,7 +43,7 @@ from common import (
 )
 from neardup.config import DedupConfig, TemplateConfig, TextConfig
 from neardup.document import Document
-from neardup.pipeline.dedup import find_duplicates
+from neardup.pipeline import find_duplicates
 
 SITES, PAGES, SYNDICATED = 12, 20, 72
 METHODS = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import random
+from pathlib import Path
+
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
 
 import neardup
+from neardup.cli.main import cli
 
 EXPECTED = {
     "ConfigError", "DedupConfig", "HammingIndex", "Store", "StoreConfig", "StoreMatch",
@@ -81,8 +88,37 @@ def test_dedup_threshold_one_is_accepted_by_minhash() -> None:
 
 def test_dedup_refuses_what_it_would_ignore_or_cannot_read() -> None:
     with pytest.raises(neardup.ConfigError, match="no effect with method 'simhash'"):
-        neardup.dedup([PAGE], threshold=0.9)
+        neardup.dedup([PAGE], method="simhash", threshold=0.9)
+    with pytest.raises(neardup.ConfigError, match="k=2 has no effect with method 'minhash'"):
+        neardup.dedup([PAGE], k=2)
+    with pytest.raises(neardup.ConfigError, match="not both"):
+        neardup.dedup([PAGE], method="minhash", config=neardup.DedupConfig())
     with pytest.raises(neardup.ConfigError, match="no column 'text'"):
         neardup.dedup(pa.table({"body": [PAGE]}))
     with pytest.raises(neardup.ConfigError, match="not one text"):
         neardup.dedup(PAGE)
+
+
+def test_the_library_and_the_command_line_agree_with_their_defaults(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(400)]
+    texts = [" ".join(rng.choice(words) for _ in range(120)) for _ in range(60)]
+    for copy in range(20):  # copies with 0 or 1 word changed, and an exact copy
+        changed = texts[copy].split()
+        for _ in range(copy % 2):
+            changed[rng.randrange(len(changed))] = rng.choice(words)
+        texts.append(" ".join(changed))
+    texts.append(texts[3])
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
+                              for i, t in enumerate(texts)))
+    ran = CliRunner().invoke(cli, ["dedup", str(corpus), "--out", str(tmp_path / "out"),
+                                   "--workers", "1", "--quiet"])
+    assert ran.exit_code == 0, ran.output
+    command_line = pq.read_table(tmp_path / "out" / "clusters.parquet")
+    library = neardup.dedup(texts)
+    assert library.column("cluster").to_pylist() == command_line.column("cluster").to_pylist()
+    assert library.column("reason").to_pylist() == command_line.column("reason").to_pylist()
+    assert library.column("kept").to_pylist().count(False) == 21
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["config"] == neardup.find_duplicates(texts).stats["config"]

@@ -31,7 +31,7 @@ from neardup.features.shingles import shingle_set
 from neardup.fingerprints.sketch import Sketcher, estimate_containment, estimate_resemblance
 from neardup.fingerprints.supershingle import supershingles
 from neardup.methods.sketch import csr
-from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.pipeline import DedupResult, find_duplicates
 
 WORDS = [f"w{i}" for i in range(5000)]
 
@@ -48,12 +48,12 @@ def doc(doc_id: str, text: str) -> Document:
 def partition(result: DedupResult) -> set[frozenset[str]]:
     groups: dict[int, set[str]] = {}
     for position, label in enumerate(result.cluster.tolist()):
-        groups.setdefault(label, set()).add(result.documents[position].id)
+        groups.setdefault(label, set()).add(result.ids[position])
     return {frozenset(g) for g in groups.values()}
 
 
 def relations(result: DedupResult) -> dict[frozenset[str], tuple[str, str]]:
-    ids = [d.id for d in result.documents]
+    ids = result.ids
     return {frozenset((ids[a], ids[b])): (method, relation) for a, b, method, relation in zip(
         result.pairs.a.tolist(), result.pairs.b.tolist(), result.pairs.method_names(),
         result.pairs.relation_names(), strict=True)}
@@ -184,7 +184,7 @@ def test_each_equivalence_level_on_hand_made_documents() -> None:
     near = result.stats["near"]
     assert isinstance(near, dict)
     assert near["sketch_equivalent_groups"] == 1 and near["sketch_equivalent_collapsed"] == 1
-    sketch_equal = next(i for i, d in enumerate(result.documents) if d.id == "sketch-equal")
+    sketch_equal = result.ids.index("sketch-equal")
     pair = int(np.flatnonzero(result.pairs.b == sketch_equal)[0])
     assert result.pairs.estimate[pair] == 1.0 and result.pairs.resemblance[pair] < 1.0
     for phase in ("sketch_equivalence", "shingle_merging", "pair_formation_and_merging",

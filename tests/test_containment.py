@@ -26,7 +26,7 @@ from neardup.fingerprints.sketch import Sketcher
 from neardup.fingerprints.sketch_match import explain_match, shared_fingerprints, shingle_texts
 from neardup.fingerprints.sketch_pairs import estimates_against
 from neardup.methods.sketch import csr
-from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.pipeline import DedupResult, find_duplicates
 from neardup.text.canonical import canonical_bytes
 
 WORDS = [f"w{i}" for i in range(5000)]
@@ -50,7 +50,7 @@ def corpus() -> list[Document]:
 
 def links(result: DedupResult) -> dict[tuple[str, str], float]:
     """(contained, container) -> exact containment, for each ``contained`` pair."""
-    ids = [d.id for d in result.documents]
+    ids = result.ids
     found = {}
     for index, relation in enumerate(result.pairs.relation_names()):
         if relation != "contained":
@@ -68,7 +68,7 @@ def test_contained_documents_link_to_one_best_container() -> None:
     found = links(result)
     assert set(found) == {("part", "long"), ("paragraph", "page-1")}
     assert all(value > 0.95 for value in found.values())
-    ids = [d.id for d in result.documents]
+    ids = result.ids
     cluster = dict(zip(ids, result.cluster.tolist(), strict=True))
     assert cluster["part"] == cluster["long"]
     # page-2 also contains the paragraph, but one link per contained document keeps the two
@@ -86,7 +86,7 @@ def test_lower_threshold_finds_partial_containment() -> None:
 
 def test_resemblance_relation_does_not_join_contained_pages() -> None:
     result = find_duplicates(corpus(), DedupConfig(method="sketch"))
-    assert len(set(result.cluster.tolist())) == len(result.documents)
+    assert len(set(result.cluster.tolist())) == result.documents.num_rows
 
 
 def test_relation_codes_keep_their_meaning() -> None:

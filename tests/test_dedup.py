@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.pipeline import DedupResult, find_duplicates
 
 WORDS = [f"w{i}" for i in range(5000)]
 
@@ -36,12 +36,12 @@ def doc(doc_id: str, text: str, **fields: object) -> Document:
 def partition(result: DedupResult) -> set[frozenset[str]]:
     groups: dict[int, set[str]] = {}
     for position, label in enumerate(result.cluster.tolist()):
-        groups.setdefault(label, set()).add(result.documents[position].id)
+        groups.setdefault(label, set()).add(result.ids[position])
     return {frozenset(g) for g in groups.values()}
 
 
 def relation_of(result: DedupResult, a: str, b: str) -> str:
-    ids = [d.id for d in result.documents]
+    ids = result.ids
     for x, y, relation in zip(result.pairs.a, result.pairs.b, result.pairs.relation_names(),
                               strict=True):
         if {ids[x], ids[y]} == {a, b}:
@@ -110,10 +110,10 @@ def test_keep_policy_and_reasons() -> None:
 def test_revisit_joins_the_record_it_repeats() -> None:
     docs = [doc("r1", prose(7)), doc("r2", "", revisit_of="r1"), doc("r3", "", revisit_of="gone")]
     result = find_duplicates(docs)
-    assert [d.id for d in result.documents] == ["r1", "r2"]
+    assert result.ids == ["r1", "r2"]
     assert result.stats["revisits_without_original"] == 1
     assert result.pairs.method_names() == ["revisit"]
-    assert result.documents[1].identical == result.documents[0].identical
+    assert result.documents.column("identical")[1] == result.documents.column("identical")[0]
 
 
 @given(st.randoms(use_true_random=False))

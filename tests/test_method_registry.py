@@ -33,7 +33,7 @@ from neardup.methods.prints import Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
 from neardup.methods.verify import verified_pairs
-from neardup.pipeline.dedup import find_duplicates
+from neardup.pipeline import find_duplicates
 from neardup.presets import PRESETS
 
 FAKE = "same-length"

@@ -22,7 +22,7 @@ from neardup.errors import ConfigError
 from neardup.features.chunks import shingle_paragraphs
 from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
 from neardup.overlap.iterative import ParagraphSets, find_paragraph_pairs
-from neardup.pipeline.dedup import find_duplicates
+from neardup.pipeline import find_duplicates
 
 ANY_LENGTH = ParagraphConfig(min_chars=0)
 

@@ -13,7 +13,7 @@ from neardup.config import DedupConfig, SmfaConfig
 from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.fingerprints.smfa import smfa_fingerprint, smfa_text
-from neardup.pipeline.dedup import find_duplicates
+from neardup.pipeline import find_duplicates
 from neardup.text.html import html_blocks
 
 MAIN = ("<h1>The title of it</h1><p>This is the longest paragraph of the page, with the main text "

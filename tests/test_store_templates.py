@@ -19,7 +19,8 @@ from neardup.document import Document
 from neardup.errors import CorruptDataError
 from neardup.features.templates import find_templates, host_key
 from neardup.fingerprints.sketch import Sketcher
-from neardup.pipeline.dedup import find_duplicates
+from neardup.methods.fingerprinter import Fingerprinter
+from neardup.pipeline import find_duplicates
 from neardup.store import Store, open_store
 from neardup.store.formats import ROW_FIELDS
 from neardup.store.hosts import (
@@ -215,7 +216,8 @@ def test_batch_dedup_and_the_store_agree_on_a_hosts_templates(tmp_path: Path) ->
     result = find_duplicates(pages, batch_config)
     summary = result.stats["templates"]
     assert isinstance(summary, dict)
-    survivors = [p for p in result.documents if p.id != "copy"]
+    fingerprinter = Fingerprinter(batch_config)
+    survivors = [fingerprinter(p) for p in pages if p.id != "copy"]
     batch = find_templates([p.host for p in survivors], [p.shingles for p in survivors],
                            batch_config.templates)
     key = host_key("site-a.example")

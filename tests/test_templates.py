@@ -22,7 +22,7 @@ from neardup.document import Document
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError
 from neardup.features.templates import content_set, find_templates, host_key, prune
-from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.pipeline import DedupResult, find_duplicates
 
 WORDS = [f"w{i}" for i in range(4000)]
 PAGES = 50
@@ -57,7 +57,7 @@ def two_sites(seed: int = 0) -> list[Document]:
 
 def near_ids(result: DedupResult) -> set[tuple[str, str]]:
     near = result.pairs.select(result.pairs.relation >= 3)
-    return {(result.documents[a].id, result.documents[b].id)
+    return {(result.ids[a], result.ids[b])
             for a, b in zip(near.a.tolist(), near.b.tolist(), strict=True)}
 
 

@@ -19,7 +19,7 @@ from neardup.config import DEDUP_METHODS, DedupConfig
 from neardup.document import Document
 from neardup.methods.pairs import METHODS, Pairs
 from neardup.methods.sketch import _passes
-from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.pipeline import DedupResult, find_duplicates
 from neardup.sources import open_sources
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
@@ -89,7 +89,7 @@ def test_containment_links_are_checked_on_the_exact_containment() -> None:
     config = DedupConfig(method="sketch", relation="contained", threshold=0.8)
     result = find_duplicates(tempting_pages(), config)
     assert_verified(result, config)
-    ids = {(result.documents[a].id, result.documents[b].id)
+    ids = {(result.ids[a], result.ids[b])
            for a, b in zip(result.pairs.a.tolist(), result.pairs.b.tolist(), strict=True)}
     assert {("c0a", "c0b"), ("c1a", "c1b")} <= ids
 

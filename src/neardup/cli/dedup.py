@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,12 @@ from neardup.config import (
     SketchConfig,
     threshold_methods,
 )
+from neardup.engine.result import DedupResult
 from neardup.errors import NeardupError, SourceError
 from neardup.methods.registry import method_names
 from neardup.methods.workers import default_workers
-from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
+from neardup.output import OUTPUT_FORMATS
 from neardup.output.folder import WORK_DIR, claim_output
-from neardup.pipeline.dedup import DedupResult, find_duplicates
-from neardup.sources import open_sources
 
 __all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
            "run_dedup"]
@@ -97,26 +95,24 @@ def _check_inputs(inputs: tuple[str, ...], *, uris: bool = False) -> None:
 
 
 def run_dedup(
-    inputs: tuple[str, ...], out: Path, config: DedupConfig, *, fmt: str = "parquet",
-    workers: int = 1, show_progress: bool | None = None, media: str = "html",
+    inputs: tuple[str, ...], out: Path, config: DedupConfig, *, workers: int = 1,
+    show_progress: bool | None = None, media: str = "html",
 ) -> tuple[DedupResult, dict[str, Any]]:
-    """Read, deduplicate and write the outputs; returns the result and the summary."""
-    from neardup.cli.progress import progress_counter
+    """Run the engine in this process (and ``workers`` processes), writing the outputs into
+    ``out`` (its work directory inside); returns the result read back and the summary."""
+    from neardup.cli.progress import stage_progress
+    from neardup.engine import EngineOptions, run_engine
 
     _check_inputs(inputs)
     claim_output(out)
-    started = time.perf_counter()
-    reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
-    with progress_counter("dedup", show_progress) as progress:
-        result = find_duplicates(reader, config, workers=workers, progress=progress)
-    summary: dict[str, Any] = {"inputs": list(inputs), "method": config.method, "media": media,
-                               "sources": reader.stats.as_dict(), **result.stats}
-    summary["seconds"]["total"] = round(time.perf_counter() - started, 4)
-    if not result.documents:
+    options = EngineOptions(work=out / WORK_DIR, workers=workers, replace_other=True)
+    with stage_progress(show_progress) as progress:
+        summary = run_engine(list(inputs), out, config, options,
+                             media=media,  # type: ignore[arg-type]
+                             progress=progress)
+    if not summary["documents"]:
         raise NoDocumentsError(no_documents_message(summary))
-    write_dedup_outputs(result, out, summary, fmt, with_simhash=config.method == "simhash",
-                        with_links=config.links)
-    return result, summary
+    return DedupResult.read(out), summary
 
 
 @click.command("dedup", cls=GroupedCommand, sections=SECTIONS)

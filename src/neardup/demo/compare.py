@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from neardup.demo import KINDS, Kind, PlantedTruth
-from neardup.pipeline.dedup import DedupResult
+from neardup.engine.result import DedupResult
 
 __all__ = ["KindScore", "Scorecard", "score_against_truth"]
 
@@ -36,7 +36,7 @@ class Scorecard:
 def _clustered_pairs(result: DedupResult) -> set[frozenset[str]]:
     members: dict[int, list[str]] = {}
     for position, label in enumerate(result.cluster.tolist()):
-        members.setdefault(label, []).append(result.documents[position].id)
+        members.setdefault(label, []).append(result.ids[position])
     return {frozenset(pair) for ids in members.values() for pair in combinations(ids, 2)}
 
 

@@ -52,13 +52,17 @@ from neardup.engine.relations import write_relations
 from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
 from neardup.engine.sketchjoin import sketch_found
 from neardup.engine.smfajoin import smfa_found
-from neardup.engine.templates import ContentReader, run_chunk_templates, run_templates
+from neardup.engine.templates import (
+    ContentReader,
+    content_prints,
+    run_chunk_templates,
+    run_templates,
+)
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, drop_scratch, publish_dir
 from neardup.features.templates import TemplateSet
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
-from neardup.pipeline.templates import content_prints
 
 __all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core",
            "write_near_tables"]

@@ -1,6 +1,6 @@
 """Stage 7, outputs: the tables of ``dedup`` written partition by partition.
 
-The tables and their columns are those of :mod:`neardup.output.tables` (the README's schema):
+The tables and their columns are the documented output schema (:data:`OUTPUT_FORMATS`):
 ``documents`` and ``clusters`` are written one partition at a time, ``pairs`` one bucket of
 first documents at a time (sorted by a, b, method), so no table is built whole in memory. Each
 file is written under a temporary name and renamed when complete.
@@ -32,7 +32,9 @@ from neardup.engine.pairfiles import PAIR, from_records
 from neardup.engine.partition import read_meta
 from neardup.errors import OutputError
 
-__all__ = ["TableSink", "hex_strings", "write_outputs"]
+__all__ = ["OUTPUT_FORMATS", "TableSink", "hex_strings", "write_outputs"]
+
+OUTPUT_FORMATS = ("parquet", "jsonl")
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 

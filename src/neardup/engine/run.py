@@ -4,8 +4,8 @@
 worker processes, one input split each), link, exact, near (candidates and verification),
 cluster, outputs. Each stage leaves a marker when it has finished, so re-running the same command
 with the same work directory skips what was done; a work directory made with another
-configuration is refused. The outputs equal those of the in-memory path
-(:func:`neardup.pipeline.dedup.find_duplicates` written by :mod:`neardup.output.tables`).
+configuration is refused. It is the only batch implementation: the command line, the library
+(:mod:`neardup.pipeline.library`, documents given as an iterable) and Spark run it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import resource
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from neardup.config import DedupConfig
+from neardup.document import Document
 from neardup.engine.against import (
     old_keys,
     old_near_pairs,
@@ -39,6 +40,7 @@ from neardup.engine.exact import ExactResult, run_exact
 from neardup.engine.fingerprint import (
     FingerprintJob,
     errors_in_order,
+    fingerprint_split,
     partitions_of,
     run_fingerprint,
 )
@@ -51,11 +53,15 @@ from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.methods.pairs import Pairs
 from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_map
 from neardup.overlap.phases import PhaseMeter
+from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import Media
-from neardup.sources.splits import SHARED_BYTES, input_splits, merge_stats
+from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 
-__all__ = ["EngineOptions", "Executor", "run_engine"]
+__all__ = ["DOCUMENTS", "EngineOptions", "Executor", "run_engine"]
+
+DOCUMENTS = "<documents>"
+"""The input name of documents given to :func:`run_engine` as an iterable (the library)."""
 
 BASE_RSS = 400 << 20
 """What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
@@ -158,6 +164,13 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
     return path
 
 
+def _taken(documents: Iterable[Document], cursor: BlockCursor) -> Iterator[Document]:
+    """The documents, each noted by the cursor (which cuts them into blocks)."""
+    for number, document in enumerate(documents):
+        cursor.take(number)
+        yield document
+
+
 class _CpuLaps(PhaseMeter):
     """A :class:`PhaseMeter` that also notes the CPU seconds of each phase, of this process and
     its workers together (the machine's load changes wall times, not CPU times)."""
@@ -184,18 +197,23 @@ class _CpuLaps(PhaseMeter):
 def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
                media: Media = "html", fmt: str = "parquet",
                progress: Callable[[str, int, int], None] | None = None,
-               against: Path | None = None, executor: Executor | None = None) -> dict[str, Any]:
+               against: Path | None = None, executor: Executor | None = None,
+               documents: Iterable[Document] | None = None) -> dict[str, Any]:
     """Run every stage (skipping those already done in ``options.work``); returns the summary
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
-    new ones (:mod:`neardup.engine.against`)."""
+    new ones (:mod:`neardup.engine.against`). ``documents`` (the library's rows, read once, in
+    this process, ``options.chunk_docs`` at a time) stand for ``inputs``, which must be empty."""
     started, laps = time.perf_counter(), _CpuLaps()
     executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
+    if documents is not None and inputs:
+        raise ValueError("run_engine: give inputs or documents, not both")
     paths = [_spool_stdin(options.work) if path == "-" else path for path in inputs]
     expansion = SourceStats()
-    splits = input_splits(paths, expansion, block_size=options.chunk_docs,
-                          workers=options.workers, shared_bytes=options.shared_bytes)
+    splits = ([InputSplit(DOCUMENTS, True, 0, Blocks(options.chunk_docs))] if documents is not None
+              else input_splits(paths, expansion, block_size=options.chunk_docs,
+                                workers=options.workers, shared_bytes=options.shared_bytes))
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
     old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
     work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
@@ -204,6 +222,8 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
+    if documents is not None:
+        fingerprint_split(jobs[0], lambda cursor: _taken(documents, cursor))  # marks it done
     with shared_pool(options.workers):  # one pool for every stage
         records = run_fingerprint(work, jobs, (executor.mapper or task_map)(options.workers),
                                   report, workers=options.workers, spool=executor.mapper is None)

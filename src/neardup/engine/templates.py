@@ -11,11 +11,13 @@ template sets (small: the frame of each large host) stay in memory (for method `
 chunk fingerprints are counted the same way, :func:`run_chunk_templates`).
 :class:`ContentReader` then hands the later stages each
 document's content set (its set without its host's templates) and, for min-hash, the signature
-of that set: the same values as the in-memory path (:mod:`neardup.pipeline.templates`).
+of that set. :func:`content_prints` applies the same rule to prints held in memory (the near
+methods that run in memory, such as ``keyword``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +37,18 @@ from neardup.features.templates import (
     NO_HOST,
     TemplateSet,
     content_block,
+    content_set,
+    find_templates,
     host_key,
     host_rows,
+    prune,
     templates_of_rows,
 )
 from neardup.fingerprints.minhash import MinHash
+from neardup.methods.prints import DocumentPrints
 
-__all__ = ["ContentReader", "host_keys", "run_chunk_templates", "run_templates"]
+__all__ = ["ContentReader", "content_prints", "host_keys", "resigns", "run_chunk_templates",
+           "run_templates"]
 
 ROW = np.dtype([("host", "<u8"), ("shingle", "<u8")])
 
@@ -177,7 +184,7 @@ def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
 def run_chunk_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                         folder: Path, budget: int) -> dict[int, U64]:
     """Method ``chunks``: the chunk fingerprints each host repeats on more than the share of
-    its pages (the rule of the shingles, as :mod:`neardup.pipeline.templates` applies it)."""
+    its pages (the rule of the shingles, as :func:`content_prints` applies it)."""
     if not config.templates.enabled:
         return {}
     stored = sum((part.folder / "features.pkl").stat().st_size for part in catalog.parts)
@@ -230,3 +237,54 @@ class ContentReader:
             if not np.array_equal(mine, original[original_offsets[row]:original_offsets[row + 1]]):
                 out[row] = self.minhash.of_shingles(mine)
         return out
+
+
+def resigns(config: DedupConfig) -> bool:
+    """Whether min-hash signatures are recomputed from the content sets."""
+    return config.method == "minhash" and config.minhash.shingles == config.verify_shingles
+
+
+def content_prints(config: DedupConfig, prints: list[DocumentPrints],
+                   survivors: I64) -> tuple[list[DocumentPrints], TemplateSet]:
+    """The documents with each survivor's shingles (and signature) reduced to content, and the
+    template set found."""
+    chosen = survivors.tolist()
+    found = find_templates([prints[i].host for i in chosen], [prints[i].shingles for i in chosen],
+                           config.templates)
+    if config.method == "chunks":
+        prints = _without_template_chunks(config, prints, survivors, found)
+    if not found.shingles:
+        return prints, found
+    minhash = MinHash(config.minhash) if resigns(config) else None
+    out = list(prints)
+    for i in chosen:
+        p = prints[i]
+        templates = found.of(host_key(p.host))
+        if templates is None:
+            continue
+        kept = content_set(p.shingles, templates, p.shingle)
+        if kept.size == p.shingles.size and np.array_equal(kept, p.shingles):
+            continue
+        signature = minhash.of_shingles(kept) if minhash is not None else p.signature
+        out[i] = dataclasses.replace(p, shingles=kept, signature=signature)
+    return out, found
+
+
+def _without_template_chunks(config: DedupConfig, prints: list[DocumentPrints], survivors: I64,
+                             found: TemplateSet) -> list[DocumentPrints]:
+    """Method ``chunks``: each survivor's chunk fingerprints without the chunks its host repeats
+    on more than the share of its pages (the same rule as for shingles)."""
+    chosen = survivors.tolist()
+    sets = [np.asarray(prints[i].features if prints[i].features is not None else
+                       np.empty(0, dtype=np.uint32), dtype=np.uint64) for i in chosen]
+    chunks = find_templates([prints[i].host for i in chosen], sets, config.templates)
+    found.chunks = int(sum(values.size for values in chunks.shingles.values()))
+    if not chunks.shingles:
+        return prints
+    out = list(prints)
+    for i, values in zip(chosen, sets, strict=True):
+        templates = chunks.of(host_key(prints[i].host))
+        if templates is not None:
+            kept = prune(values, templates).astype(np.uint32)
+            out[i] = dataclasses.replace(prints[i], features=kept)
+    return out

@@ -1,5 +1,5 @@
-"""Writing results: the documents, pairs and clusters tables and summary.json."""
+"""Writing results: the formats of the output tables (the engine writes them)."""
 
-from neardup.output.tables import OUTPUT_FORMATS, write_dedup_outputs
+from neardup.engine.outputs import OUTPUT_FORMATS
 
-__all__ = ["OUTPUT_FORMATS", "write_dedup_outputs"]
+__all__ = ["OUTPUT_FORMATS"]

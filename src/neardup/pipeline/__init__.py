@@ -1,6 +1,6 @@
-"""The in-memory batch `dedup` (the small-input path) and the library's `dedup` over tables."""
+"""The library's doors to the batch engine: ``dedup`` over rows and tables, ``find_duplicates``."""
 
-from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
-from neardup.pipeline.dedup import DedupResult, find_duplicates
+from neardup.engine.result import DedupResult
+from neardup.pipeline.library import dedup, find_duplicates
 
-__all__ = ["DedupResult", "DocumentPrints", "Fingerprinter", "find_duplicates"]
+__all__ = ["DedupResult", "dedup", "find_duplicates"]

@@ -1,64 +1,102 @@
-"""``neardup.dedup``: deduplicate in-memory data in one call, one result row per input row.
+"""The library's doors to the batch engine: :func:`dedup` and :func:`find_duplicates`.
 
     >>> import neardup
     >>> rows = neardup.dedup(["a page of text", "a page of text", "another one"])
     >>> rows.column("kept").to_pylist()
     [True, False, True]
 
-``data`` is a list (or any iterable) of strings, of dicts with a text field, or of Documents, a
-pandas DataFrame or a pyarrow Table; ``text``, ``id`` and ``url`` name its columns. The result is
-a pyarrow Table (``.to_pandas()`` when pandas is installed) with, per input row: ``row``, ``id``,
-``cluster`` (the smallest row of its cluster), ``kept`` (it survives), ``kept_row`` (the row that
-survives for it) and ``reason``. :func:`neardup.find_duplicates` returns the full result, pairs
-included (``result.pairs_table()``: method and relation by name).
+Both run :func:`neardup.engine.run_engine`, the engine behind ``neardup dedup``, with the same
+defaults (those of :class:`~neardup.config.DedupConfig`: min-hash at resemblance 0.8 over
+5-word shingles, site templates removed, the first copy kept), so the library and the command
+line give the same clusters on the same rows. The rows are read once, as they come (a generator
+of millions of rows is never held as a list), fingerprinted in this process and written to a
+temporary work area that is removed afterwards; the later stages use ``workers`` processes.
+
+``data`` is an iterable of strings, of dicts with a text field, or of Documents, a pandas
+DataFrame or a pyarrow Table; ``text``, ``id`` and ``url`` name its columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from neardup.config import DedupConfig, KeepPolicy, method_names, threshold_methods
+from neardup.config import DedupConfig, KeepPolicy, method_spec, threshold_methods
+from neardup.document import Document
+from neardup.engine.result import DedupResult
+from neardup.engine.run import EngineOptions, run_engine
 from neardup.errors import ConfigError
-from neardup.pipeline.dedup import find_duplicates
 from neardup.pipeline.inputs import TextKind, documents_from
 
-__all__ = ["dedup", "dedup_config"]
+__all__ = ["dedup", "dedup_config", "find_duplicates"]
+
+_DEFAULTS = DedupConfig()
 
 
-def dedup_config(method: str = "simhash", *, threshold: float | None = None, k: int = 3,
-                 keep: KeepPolicy = "first") -> DedupConfig:
-    """The config of the common options, refusing a threshold the method would ignore."""
-    if method not in method_names():
-        raise ConfigError(f"method {method!r}: use one of {', '.join(method_names())}")
+def dedup_config(method: str | None = None, *, threshold: float | None = None,
+                 k: int | None = None, keep: KeepPolicy | None = None) -> DedupConfig:
+    """:class:`DedupConfig`'s defaults with the options given; an option the method does not
+    read is refused."""
+    method = method or _DEFAULTS.method
+    method_spec(method)  # refuses an unknown method, naming the known ones
     if threshold is not None and method not in threshold_methods():
-        raise ConfigError(
-            f"threshold {threshold} has no effect with method {method!r}: it is read by "
-            f"{' and '.join(threshold_methods())}"
-            + (" (simhash pairs documents within k bits)" if method == "simhash" else ""))
-    if threshold is not None and not 0.0 < threshold <= 1.0:
-        raise ConfigError(f"threshold {threshold}: must be in (0, 1]")
-    return DedupConfig(method=method, threshold=threshold or 0.0, max_hamming=k, keep=keep)
+        raise ConfigError(f"threshold {threshold} has no effect with method {method!r}: it is "
+                          f"read by {' and '.join(threshold_methods())}")
+    if k is not None and method != "simhash":
+        raise ConfigError(f"k={k} has no effect with method {method!r}: it is simhash's "
+                          "Hamming distance")
+    given: dict[str, Any] = {"method": method, "threshold": threshold, "max_hamming": k,
+                             "keep": keep}
+    return DedupConfig(**{name: value for name, value in given.items() if value is not None})
 
 
-def dedup(data: Iterable[Any] | Any, *, method: str = "simhash", threshold: float | None = None,
-          k: int = 3, keep: KeepPolicy = "first", text: str = "text", id: str | None = None,
-          url: str | None = None, kind: TextKind = "text", config: DedupConfig | None = None,
+def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
+                    config: DedupConfig | None = None, *, workers: int = 1,
+                    memory_limit: int = 2 << 30,
+                    progress: Callable[[str, int, int], None] | None = None) -> DedupResult:
+    """Find exact and near-duplicate documents and cluster them with the batch engine.
+
+    ``docs``: Documents, plain strings, or dicts with a ``text`` field. ``config``: the
+    defaults of :class:`DedupConfig` unless given. Returns every table of the run (documents,
+    clusters, pairs, a method's extra tables) and its summary as a :class:`DedupResult`."""
+    with tempfile.TemporaryDirectory(prefix="neardup-") as scratch:
+        out = Path(scratch) / "out"
+        options = EngineOptions(work=Path(scratch) / "work", memory_limit=memory_limit,
+                                workers=max(1, workers))
+        run_engine([], out, config or DedupConfig(), options, progress=progress,
+                   documents=documents_from(docs))
+        return DedupResult.read(out)
+
+
+def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
+          threshold: float | None = None, k: int | None = None, keep: KeepPolicy | None = None,
+          text: str = "text", id: str | None = None, url: str | None = None,
+          kind: TextKind = "text", config: DedupConfig | None = None,
           workers: int = 1) -> Any:
-    """Deduplicate ``data``; a pyarrow Table with one row per input row (module docstring).
+    """Deduplicate ``data``: a pyarrow Table with one row per input row, in order.
 
-    ``kind="html"`` extracts the text of HTML first. ``config`` replaces method, threshold, k
-    and keep by a full :class:`DedupConfig`."""
+    Columns: ``row``, ``id``, ``cluster`` (the smallest row of its cluster), ``kept`` (the row
+    survives), ``kept_row`` (the row that survives for it) and ``reason``. The defaults are
+    the command line's: ``method="minhash"`` at ``threshold=0.8`` (``k``, simhash's Hamming
+    distance, 3), ``keep="first"``, site templates removed. ``kind="html"`` extracts the text
+    of HTML first. ``config`` replaces method, threshold, k and keep by a full
+    :class:`DedupConfig`."""
     import pyarrow as pa
 
     if config is None:
         config = dedup_config(method, threshold=threshold, k=k, keep=keep)
-    documents = list(documents_from(data, text=text, id=id, url=url, kind=kind))
+    elif (method, threshold, k, keep) != (None, None, None, None):
+        raise ConfigError("give config= or method/threshold/k/keep, not both")
+    documents = documents_from(data, text=text, id=id, url=url, kind=kind)
     result = find_duplicates(documents, config, workers=workers)
-    if len(result.documents) != len(documents):
-        raise ConfigError(f"{len(documents) - len(result.documents)} revisit Documents repeat "
-                          "no document of the input: give their originals too")
+    dropped = int(result.stats.get("revisits_without_original", 0))
+    if dropped:
+        raise ConfigError(f"{dropped} revisit Documents repeat no document of the input: give "
+                          "their originals too")
     table = result.table()
     return pa.table({"row": table.column("doc"), "id": table.column("id"),
                      "cluster": table.column("cluster"), "kept": table.column("kept"),
                      "kept_row": table.column("kept_doc"), "reason": table.column("reason")})
+
