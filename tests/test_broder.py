@@ -188,8 +188,8 @@ def test_each_equivalence_level_on_hand_made_documents() -> None:
     pair = int(np.flatnonzero(result.pairs.b == sketch_equal)[0])
     assert result.pairs.estimate[pair] == 1.0 and result.pairs.resemblance[pair] < 1.0
     for phase in ("sketch_equivalence", "shingle_merging", "pair_formation_and_merging",
-                  "estimates", "verification"):
-        assert set(near["phases"][phase]) == {"cpu_seconds", "wall_seconds", "peak_bytes"}
+                  "estimates"):
+        assert set(near["phases"][phase]) == {"cpu_seconds", "wall_seconds"}
     assert near["phases"]["sketch"]["cpu_seconds"] > 0
     assert near["phases"]["peak_rss_bytes"] > 0
 

@@ -165,7 +165,7 @@ def test_dedup_clusters_levels_and_counts_like_the_paper() -> None:
     assert stats["documents_considered"] == 5  # the copies count, the short page does not
     assert (stats["clusters"], stats["duplicates"]) == (1, 2)
     assert (stats["near_clusters"], stats["near_duplicates"]) == (1, 3)
-    assert [r["iteration"] for r in result.tables["growth"]] == [1, 2, 3]
+    assert result.tables["growth"].column("iteration").to_pylist() == [1, 2, 3]
     strict = find_duplicates(corpus(), DedupConfig(method="shingle-paragraphs",
                                                    paragraphs=ParagraphConfig(level=90)))
     assert strict.cluster.tolist() == [0, 0, 0, 3, 4, 5]

@@ -19,10 +19,11 @@ from click.testing import CliRunner
 from neardup.analysis import build_report, read_dedup_dir
 from neardup.analysis.model import SECTION_TITLES, format_value
 from neardup.analysis.render import render_html, write_report
-from neardup.cli.dedup import run_dedup
+from neardup.cli.dedup import WORK_DIR, run_dedup
 from neardup.cli.main import cli
 from neardup.config import DedupConfig
 from neardup.demo.synthetic import generate_crawl
+from neardup.engine import EngineOptions, run_engine
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -106,7 +107,8 @@ def crawl_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     generate_crawl(warc, seed=3, pages=80)
     simhash, exact = root / "simhash", root / "exact"
     run_dedup((str(warc),), simhash, DedupConfig(method="simhash", links=True), workers=1)
-    run_dedup((str(warc),), exact, DedupConfig(method="exact"), fmt="jsonl", workers=1)
+    run_engine([str(warc)], exact, DedupConfig(method="exact"),
+               EngineOptions(work=exact / WORK_DIR), fmt="jsonl")
     return simhash, exact
 
 
