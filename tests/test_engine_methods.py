@@ -230,3 +230,37 @@ def test_sorted_keys_order_by_key_then_document_whatever_the_write_order(tmp_pat
     rows = sorted_keys(writer.folder, 0)
     assert list(zip(rows["key"].tolist(), rows["doc"].tolist(), strict=True)) == [
         (2, 2), (2, 8), (5, 1), (5, 3), (5, 7), (9, 0)]
+
+
+@pytest.mark.parametrize("overlap", [OverlapConfig(algorithm="coarse"),
+                                     OverlapConfig(algorithm="coarse", pilot=0.3, hashes=3,
+                                                   buckets=64),
+                                     OverlapConfig(algorithm="coarse", min_shared=2,
+                                                   drop_common=4)])
+def test_coarse_counting_runs_in_the_engine_and_equals_the_sort_join(
+        overlap: OverlapConfig, tmp_path: Path) -> None:
+    """``--algorithm coarse`` runs S&GM's coarse counting over the fingerprint buckets (tiny
+    buckets: many pieces per scan) and finds the sort-based join's pairs, counts and clusters."""
+    inputs = write_sites(tmp_path / "corpus", 160, seed=8)
+    chunks = ChunkConfig(kind="words", size=8)
+    sort = DedupConfig(method="chunks", chunks=chunks,
+                       overlap=OverlapConfig(min_shared=overlap.min_shared,
+                                             drop_common=overlap.drop_common))
+    coarse = DedupConfig(method="chunks", chunks=chunks, overlap=overlap)
+    ran = {}
+    for name, config in (("sort", sort), ("coarse", coarse)):
+        options = EngineOptions(work=tmp_path / f"work-{name}", chunk_docs=23, bucket_bytes=512)
+        ran[name] = run_engine(inputs, tmp_path / name, config, options)
+    assert _tables(tmp_path / "coarse") == _tables(tmp_path / "sort")
+    near = {name: summary["near"] for name, summary in ran.items()}
+    assert near["coarse"]["algorithm"] == "coarse" and near["sort"]["algorithm"] == "sort"
+    assert near["coarse"]["overlap_pairs"] == near["sort"]["overlap_pairs"] > 0
+    assert near["coarse"]["drop_common"] == near["sort"]["drop_common"]
+    phases = near["coarse"]["phases"]
+    assert {"exact_copies", "hash_scan_1", "candidate_scan", "count_scan"} <= set(phases)
+    assert "expand_sort_runs" not in phases and "expand_sort_runs" in near["sort"]["phases"]
+    assert ("pilot" in phases) == (overlap.pilot > 0)
+    if overlap.buckets is not None:
+        assert phases["hash_scan_1"]["buckets"] == overlap.buckets
+    if overlap.drop_common is not None:
+        assert near["coarse"]["drop_common"]["chunks_dropped"] > 0

@@ -4,13 +4,19 @@ Each survivor's chunk fingerprints (without the chunks its host repeats, when te
 become (fprint, doc) rows routed by fingerprint; fingerprints held by more than ``drop_common``
 documents are dropped; the pairs of each fingerprint are counted out of core
 (:mod:`neardup.engine.counting`) and every pair sharing at least T chunks is a candidate, with
-its count in ``shared``: the Overlap table of the in-memory sort-based join (coarse counting,
-S&GM's alternative, finds the same table; here the sort-based join computes it either way).
+its count in ``shared``: S&GM's Overlap table. ``algorithm="sort"`` counts the pairs with the
+external sort-based join (:mod:`neardup.engine.counting`, the expanded pairs spilled as sorted
+runs); ``algorithm="coarse"`` with S&GM's probabilistic counting over the same fingerprint
+buckets (:func:`neardup.overlap.coarse.coarse_overlap_of`: ``buckets`` counters and bitmaps in
+memory, each scan reading the buckets again, no pair written but the candidates). Both give
+the same table, pair for pair and count for count.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -18,13 +24,22 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
-from neardup.engine.counting import count_shared, shared_counts
+from neardup.engine.counting import (
+    KeyCounts,
+    count_shared,
+    key_runs,
+    shared_counts,
+    sorted_keys,
+)
 from neardup.engine.keys import KEYED, chunk_rows
 from neardup.engine.scoring import found_rows
 from neardup.engine.survivors import survivor_features
 from neardup.engine.templates import host_keys
+from neardup.errors import ConfigError
 from neardup.features.templates import prune
+from neardup.overlap.coarse import coarse_overlap_of
 from neardup.overlap.phases import PhaseMeter
+from neardup.overlap.relation import ChunkRelation
 
 __all__ = ["chunks_found"]
 
@@ -58,6 +73,55 @@ def _route(catalog: Catalog, survivors: npt.NDArray[np.bool_], templates: dict[i
     return with_chunks
 
 
+def _bucket_relations(writer: BucketWriter, documents: int, limit: int,
+                      counts: KeyCounts) -> Iterator[ChunkRelation]:
+    """Each fingerprint bucket as a sorted relation, without the fingerprints held by more than
+    ``limit`` documents (as the sort-based join drops them; counted on the first pass only)."""
+    first = counts.entries == 0 and not counts.dropped
+    for bucket in range(writer.count):
+        rows = sorted_keys(writer.folder, bucket)
+        starts, lengths = key_runs(rows)
+        common = lengths > limit if limit else np.zeros(lengths.size, dtype=np.bool_)
+        if first:
+            counts.entries += int(lengths[~common].sum())
+            counts.dropped.append(rows["key"][starts[common]])
+            counts.dropped_entries += int(lengths[common].sum())
+        if common.any():
+            rows = rows[np.repeat(~common, lengths)]
+        yield ChunkRelation(rows["key"].astype(np.uint32), rows["doc"].astype(np.uint32),
+                            documents)
+
+
+def _coarse_pairs(config: DedupConfig, writer: BucketWriter, documents: int, threshold: int,
+                  out: BinaryIO) -> tuple[int, KeyCounts, dict[str, dict[str, object]]]:
+    """Coarse counting over the fingerprint buckets; writes the found pairs to ``out``."""
+    if documents >= 1 << 32:
+        raise ConfigError(f"--algorithm coarse numbers documents in 32 bits; this run has "
+                          f"{documents}: use --algorithm sort")
+    counts, overlap_config = KeyCounts(), config.overlap
+    overlap = coarse_overlap_of(
+        lambda: _bucket_relations(writer, documents, overlap_config.drop_common or 0, counts),
+        documents, threshold, overlap_config.buckets, overlap_config.hashes,
+        overlap_config.pilot, overlap_config.seed)
+    out.write(found_rows(overlap.a, overlap.b, overlap.shared).tobytes())
+    return len(overlap), counts, overlap.phases
+
+
+def _sorted_pairs(writer: BucketWriter, folder: Path, budget: int, limit: int, threshold: int,
+                  out: BinaryIO, meter: PhaseMeter) -> tuple[int, KeyCounts]:
+    """The sort-based join: every pair expanded, counted through sorted runs on disk."""
+    with meter.phase("expand_sort_runs"):
+        pairs, counts = count_shared(writer, folder / "pairs", budget, limit)
+    total = 0
+    with meter.phase("merge_count"):
+        for a, b, shared in shared_counts(pairs, threshold):
+            out.write(found_rows(a, b, shared).tobytes())
+            total += int(a.size)
+    meter.phases["expand_sort_runs"]["pairs_expanded"] = counts.triplets
+    meter.phases["merge_count"]["candidates"] = total
+    return total, counts
+
+
 def chunks_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                  templates: dict[int, U64], folder: Path,
                  budget: int) -> tuple[Path, int, dict[str, object]]:
@@ -70,15 +134,14 @@ def chunks_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
         with_chunks = _route(catalog, survivors, templates, writer)
     limit = config.overlap.drop_common or 0
     threshold = config.overlap.threshold(config.chunks)
-    with meter.phase("expand_sort_runs"):
-        pairs, counts = count_shared(writer, folder / "pairs", budget, limit)
-    found, total = folder / "found.bin", 0
-    with meter.phase("merge_count"), open(found, "wb") as out:
-        for a, b, shared in shared_counts(pairs, threshold):
-            out.write(found_rows(a, b, shared).tobytes())
-            total += int(a.size)
-    meter.phases["expand_sort_runs"]["pairs_expanded"] = counts.triplets
-    meter.phases["merge_count"]["candidates"] = total
+    found = folder / "found.bin"
+    with open(found, "wb") as out:
+        if config.overlap.algorithm == "coarse":
+            total, counts, phases = _coarse_pairs(config, writer, catalog.documents, threshold,
+                                                  out)
+            meter.phases.update(phases)
+        else:
+            total, counts = _sorted_pairs(writer, folder, budget, limit, threshold, out, meter)
     parameters: dict[str, object] = {
         "chunk": config.chunks.spec, "min_shared": threshold,
         "algorithm": config.overlap.algorithm, "documents_with_chunks": with_chunks,

@@ -19,13 +19,18 @@ of pairs: no pass ever holds the pairs themselves. The phases:
    result is the sort-based join's, pair for pair and count for count.
 
 A pair sharing F >= T fingerprints adds F to its bucket under every h_j, so it is never lost.
+
+The relation is read as a sequence of :class:`Relations`: one sorted relation in memory, or
+(the batch engine, out of core) the buckets of its rows on disk, every row of a fingerprint in
+one bucket, each read again by every scan. Only the counters, the bitmaps, the deferred pairs,
+the candidates and three numbers per document stay in memory between scans.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +42,11 @@ from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, _run_length
 
-__all__ = ["auto_buckets", "coarse_overlap"]
+__all__ = ["Relations", "auto_buckets", "coarse_overlap", "coarse_overlap_of"]
+
+Relations = Callable[[], Iterator[ChunkRelation]]
+"""Each call yields the pieces of one relation again (each piece sorted by (fprint, doc), every
+row of a fingerprint in one piece, documents numbered over the whole relation)."""
 
 BATCH = 1 << 16
 _SEED_MIX = 0x9E3779B97F4A7C15
@@ -178,8 +187,8 @@ def _set_prints(fprints: U32, docs: U32, counts: I64, first: U64,
 class _Scan:
     """The relation and the state every scan shares: deferred pairs, bitmaps, hash seeds."""
 
-    def __init__(self, relation: ChunkRelation, hashes: int, buckets: int, seed: int) -> None:
-        self.relation = relation
+    def __init__(self, relations: Relations, hashes: int, buckets: int, seed: int) -> None:
+        self.relations = relations
         self.buckets = buckets
         self.bitmaps = np.zeros((hashes, (buckets + 7) // 8), dtype=np.uint8)
         mix = np.arange(1, hashes + 1, dtype=np.uint64) * np.uint64(_SEED_MIX)
@@ -198,9 +207,11 @@ class _Scan:
         """The relation's pair keys, a buffer of BATCH at a time (the buffer is reused): the
         scans enumerate pairs sequentially, then touch counters and bitmaps in a separate loop,
         so that the memory accesses of a batch overlap."""
-        cursor, buffer = PairCursor(self.relation), np.empty(BATCH, dtype=np.uint64)
-        while filled := cursor.fill(buffer):
-            yield buffer[:filled]
+        buffer = np.empty(BATCH, dtype=np.uint64)
+        for relation in self.relations():
+            cursor = PairCursor(relation)
+            while filled := cursor.fill(buffer):
+                yield buffer[:filled]
 
     def hash_scan(self, stage: int, counters: npt.NDArray[np.unsignedinteger], limit: int) -> int:
         pending = np.empty(BATCH, dtype=np.int64)
@@ -219,14 +230,14 @@ class _Scan:
                          self.buckets, candidates, counts, pending)
 
 
-def _copies(relation: ChunkRelation) -> tuple[I64, I64, I64]:
-    """For each document its group of copies (an id, -1 when it has no rows), the group centres
-    (documents whose chunk sets are equal, the smallest doc first) and each document's number of
-    fingerprints."""
-    n = relation.documents
+def _copies(relations: Relations, n: int) -> tuple[I64, I64, I64]:
+    """For each of the ``n`` documents its group of copies (an id, -1 when it has no rows), the
+    group centres (documents whose chunk sets are equal, the smallest doc first) and each
+    document's number of fingerprints."""
     counts = np.zeros(n, dtype=np.int64)
     first, second = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint64)
-    _set_prints(relation.fprints, relation.docs, counts, first, second)
+    for relation in relations():
+        _set_prints(relation.fprints, relation.docs, counts, first, second)
     order = np.lexsort((np.arange(n), second, first, counts))
     order = order[counts[order] > 0]
     keys = np.stack([counts[order].astype(np.uint64), first[order], second[order]])
@@ -252,22 +263,22 @@ def _sample_rows(fprints: U32, seed: np.uint64, cutoff: np.uint64,
 
 def _pilot(scan: _Scan, fraction: float, threshold: int, seed: int) -> dict[str, object]:
     """Count the pairs of a sample of the fingerprints; defer those likely to be heavy."""
-    relation = scan.relation
-    chosen = np.empty(len(relation), dtype=np.bool_)
     cutoff = np.uint64(min(int(fraction * 2.0**64), 2**64 - 1))
-    sampled = _sample_rows(relation.fprints, np.uint64(seed) ^ np.uint64(_SEED_MIX), cutoff,
-                           chosen)
-    sample = relation.select(chosen)
-    del chosen
-    keys = np.empty(max(sample.pair_total(), 1), dtype=np.uint64)
-    filled = PairCursor(sample).fill(keys)
-    keys = keys[:filled]
+    sampled, pieces = 0, []
+    for relation in scan.relations():
+        chosen = np.empty(len(relation), dtype=np.bool_)
+        sampled += _sample_rows(relation.fprints, np.uint64(seed) ^ np.uint64(_SEED_MIX), cutoff,
+                                chosen)
+        sample = relation.select(chosen)
+        keys = np.empty(max(sample.pair_total(), 1), dtype=np.uint64)
+        pieces.append(keys[:PairCursor(sample).fill(keys)])
+    keys = np.concatenate(pieces) if pieces else np.empty(0, dtype=np.uint64)
     keys.sort()
     counts = np.empty(keys.size, dtype=np.uint32)
     distinct_keys = _run_length(keys, counts)
     least = max(2, math.ceil(threshold * fraction))
     scan.defer(keys[:distinct_keys][counts[:distinct_keys] >= least].copy())
-    return {"fingerprints_sampled": sampled, "pairs_sampled": filled,
+    return {"fingerprints_sampled": sampled, "pairs_sampled": int(keys.size),
             "defer_at": least, "deferred": int(scan.deferred.size)}
 
 
@@ -339,7 +350,8 @@ def auto_buckets(pairs: int, threshold: int) -> int:
 def _warm_up() -> None:
     """Load every compiled kernel once per process, before anything is measured (loading them
     allocates memory that tracemalloc would count in the first phase)."""
-    _coarse(ChunkRelation.from_sets([np.arange(3, dtype=np.uint32)] * 3), 1, 64, 2, 0.5, 0)
+    tiny = ChunkRelation.from_sets([np.arange(3, dtype=np.uint32)] * 3)
+    _coarse(lambda: iter([tiny]), 3, 1, 64, 2, 0.5, 0)
 
 
 def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int | None = None,
@@ -347,19 +359,29 @@ def coarse_overlap(relation: ChunkRelation, threshold: int, buckets: int | None 
     """Pairs of documents sharing at least ``threshold`` fingerprints, by coarse counting with
     ``buckets`` counters (None: :func:`auto_buckets` of the pairs to scan)."""
     _warm_up()
-    return _coarse(relation, threshold, buckets, hashes, pilot, seed)
+    return _coarse(lambda: iter([relation]), relation.documents, threshold, buckets, hashes,
+                   pilot, seed)
 
 
-def _coarse(relation: ChunkRelation, threshold: int, buckets: int | None, hashes: int,
-            pilot: float, seed: int) -> Overlap:
+def coarse_overlap_of(relations: Relations, documents: int, threshold: int,
+                      buckets: int | None = None, hashes: int = 2, pilot: float = 0.0,
+                      seed: int = 0) -> Overlap:
+    """:func:`coarse_overlap` of a relation read in pieces (see :data:`Relations`), each scan
+    reading them again; ``documents``: the number of documents of the whole relation."""
+    return _coarse(relations, documents, threshold, buckets, hashes, pilot, seed)
+
+
+def _coarse(relations: Relations, documents: int, threshold: int, buckets: int | None,
+            hashes: int, pilot: float, seed: int) -> Overlap:
     with PhaseMeter() as log:
         with log.phase("exact_copies") as record:
-            group, centres, sizes = _copies(relation)
-            is_centre = np.zeros(relation.documents, dtype=np.bool_)
+            group, centres, sizes = _copies(relations, documents)
+            is_centre = np.zeros(documents, dtype=np.bool_)
             is_centre[centres] = True
             copies = int(np.count_nonzero(group >= 0)) - centres.size
-            kept = relation.select(is_centre[relation.docs]) if copies else relation
-            pairs = kept.pair_total()
+            kept: Relations = ((lambda: (r.select(is_centre[r.docs]) for r in relations()))
+                               if copies else relations)
+            pairs = sum(relation.pair_total() for relation in kept())
             scan = _Scan(kept, hashes, buckets or auto_buckets(pairs, threshold), seed)
             record.update(copy_groups=int(np.count_nonzero(np.bincount(group[group >= 0]) > 1)),
                           copies_removed=copies, pairs_to_scan=pairs)
