@@ -28,7 +28,7 @@ from neardup.sources.splits import SHARED_BYTES
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
 TABLES = ("documents", "pairs", "clusters")
-IGNORED = {"seconds", "engine", "near"}
+IGNORED = {"seconds", "cpu_seconds", "engine", "near"}
 
 
 def write_corpus(folder: Path, documents: int, files: int, seed: int) -> list[str]:

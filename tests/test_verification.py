@@ -17,8 +17,8 @@ import pytest
 from neardup.cluster.relations import RELATIONS
 from neardup.config import DEDUP_METHODS, DedupConfig
 from neardup.document import Document
+from neardup.engine.scoring import sketch_rule
 from neardup.methods.pairs import METHODS, Pairs
-from neardup.methods.sketch import _passes
 from neardup.pipeline import DedupResult, find_duplicates
 from neardup.sources import open_sources
 
@@ -103,7 +103,7 @@ def test_the_containment_rule_ignores_the_estimate() -> None:
                   hamming=np.full(2, -1), estimate=one * 0.5,
                   resemblance=np.array([0.1, 0.1]), containment_ab=np.array([0.24, 0.9]),
                   containment_ba=np.array([0.1, 0.12]), shared=np.full(2, 3))
-    assert _passes(config, pairs).tolist() == [False, True]
+    assert sketch_rule(config, pairs).tolist() == [False, True]
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")

@@ -15,9 +15,9 @@ The per-host templates are counted first (:mod:`neardup.engine.templates`), then
   verified like the joined methods'.
 
 With ``write_relations`` (method ``chunks``), S&GM's relation tables are written piece by piece
-from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). No
-method of :data:`OUT_OF_CORE` loads the run's prints into this process; a method outside it
-(``keyword``, or one registered later) still runs in memory through its own ``find``.
+from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). These
+methods never load the run's prints into this process; a method whose unit has a ``find``
+(``keyword``, or one registered later) runs in memory through it.
 
 Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
 ``near/tables.pkl`` and the relation tables as ``near/tables/<name>.parquet``.
@@ -64,7 +64,7 @@ from neardup.features.templates import TemplateSet
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
 
-__all__ = ["NEAR_RESULTS", "OUT_OF_CORE", "near_tables", "run_near", "runs_out_of_core",
+__all__ = ["NEAR_RESULTS", "near_tables", "run_near", "runs_out_of_core",
            "write_near_tables"]
 
 STAGE = "near"
@@ -74,8 +74,6 @@ NEAR_RESULTS = ("pairs.bin", "tables.pkl", "tables", "candidates/pairs.bin",
 cluster and output stages and by later ``--against`` runs), the sorted candidate key buckets
 with their record ``keys.json`` (joined by later ``--against`` runs), and the candidate pairs,
 16 bytes each, for inspection."""
-OUT_OF_CORE = ("simhash", "minhash", "sketch", "supershingle", "chunks", "smfa",
-               "shingle-paragraphs")
 
 
 def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
@@ -166,7 +164,7 @@ def _all_prints(catalog: Catalog, features: bool) -> list[DocumentPrints]:
 def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                folder: Path) -> dict[str, Any]:
     method = near_method(config.method)
-    assert method is not None
+    assert method is not None and method.find is not None
     prints = _all_prints(catalog, method.features is not None)
     chosen = np.flatnonzero(survivors).astype(np.int64)
     content, templates = content_prints(config, prints, chosen)
@@ -183,8 +181,10 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
 
 
 def runs_out_of_core(config: DedupConfig) -> bool:
-    """Whether the near stage runs out of core for ``config``."""
-    return config.method in OUT_OF_CORE
+    """Whether the near stage runs out of core for ``config`` (its method has no in-memory
+    ``find``)."""
+    method = near_method(config.method)
+    return method is not None and not method.in_memory
 
 
 def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,

@@ -1,7 +1,7 @@
 """S&GM's relations as tables, out of core (``dedup --method chunks --write-relations``).
 
-The tables are those of :func:`neardup.methods.chunks.relation_tables`, written piece by piece
-to Parquet files of the near stage's folder (``tables/<name>.parquet``), never as one list:
+The tables of S&GM98's relations, written piece by piece to Parquet files of the near stage's
+folder (``tables/<name>.parquet``), never as one list:
 
 - ``fprint_docid`` (fprint, doc): the FPrint-DocID rows the chunk join routed by fingerprint
   (:mod:`neardup.engine.chunkjoin`: templates removed), without the fingerprints held by more

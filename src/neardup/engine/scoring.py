@@ -52,8 +52,8 @@ def resemblance_rule(config: DedupConfig, pairs: Pairs) -> npt.NDArray[np.bool_]
 
 def sketch_rule(config: DedupConfig, pairs: Pairs) -> npt.NDArray[np.bool_]:
     """Sketch methods: a ``contained`` link needs the exact containment of one document in the
-    other at or above the threshold; every other pair the resemblance floor (the rule of
-    :mod:`neardup.methods.sketch`)."""
+    other at or above the threshold (never the estimate); every other pair, equal sketches
+    included, the resemblance floor."""
     contained = pairs.relation == RELATIONS.index("contained")
     inside = np.maximum(pairs.containment_ab, pairs.containment_ba) >= config.threshold
     return np.asarray(np.where(contained, inside, pairs.resemblance >= config.resemblance_floor))

@@ -14,24 +14,8 @@ from neardup._types import I64, U64
 from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig
 from neardup.methods.pairs import Pairs, method_code
-from neardup.methods.unit import NearStage
 
-__all__ = ["scored_pairs", "verified_candidates"]
-
-
-def verified_candidates(config: DedupConfig, survivors: I64, i: I64, j: I64, simhashes: U64,
-                        signatures: U64 | None, shingle_sets: list[U64],
-                        parameters: dict[str, object]) -> NearStage:
-    """The candidate pairs (rows ``i``, ``j`` of ``survivors``; fingerprints and shingle sets
-    given in the same order), scored and verified."""
-    offsets = np.zeros(len(shingle_sets) + 1, dtype=np.int64)
-    np.cumsum([s.size for s in shingle_sets], out=offsets[1:])
-    flat = np.concatenate(shingle_sets) if shingle_sets else np.empty(0, dtype=np.uint64)
-    pairs = scored_pairs(config, survivors[i], survivors[j], i, j, flat, offsets, simhashes,
-                         signatures)
-    count = i.size
-    kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
-    return NearStage(kept, int(count), int(count - len(kept)), parameters)
+__all__ = ["scored_pairs"]
 
 
 def scored_pairs(config: DedupConfig, a: I64, b: I64, i: I64, j: I64, flat: U64, offsets: I64,

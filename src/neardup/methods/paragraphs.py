@@ -17,23 +17,18 @@ and ``near.growth`` in ``summary.json``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
 from neardup._types import F64, I64
-from neardup.cluster.unionfind import components
 from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
-from neardup.methods.exact import collapse_exact
-from neardup.methods.prints import DocumentPrints, Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
-from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
-from neardup.methods.verify import verified_pairs
-from neardup.overlap.iterative import ParagraphSets, find_paragraph_pairs
+from neardup.methods.unit import FeatureExtractor, NearMethod
+from neardup.overlap.iterative import ParagraphSets
 
-__all__ = ["UNIT", "find_paragraphs", "paragraph_features", "paragraph_parameters",
+__all__ = ["UNIT", "paragraph_features", "paragraph_parameters",
            "paragraph_percentages"]
 
 
@@ -45,19 +40,6 @@ def paragraph_features(config: DedupConfig) -> FeatureExtractor[ParagraphPrint |
         return paragraph_print(text, paragraphs)
 
     return extract
-
-
-def exact_weights(prints: Sequence[DocumentPrints], docs: I64) -> I64:
-    """For each of ``docs`` (exact-level survivors), the number of documents of its exact-level
-    group, itself included (revisit records left out)."""
-    candidates = np.flatnonzero([p.revisit_of is None for p in prints]).astype(np.int64)
-    levels = {name: np.array([getattr(p, name) for p in prints], dtype=np.uint64)
-              for name in ("identical", "lexical", "shingle")}
-    tokens = np.array([p.tokens for p in prints], dtype=np.int64)
-    exact = collapse_exact(levels, tokens, candidates)
-    label = components(len(prints), exact.pairs.a, exact.pairs.b)
-    sizes = np.bincount(label[candidates], minlength=len(prints))
-    return sizes[label[docs]].astype(np.int64)
 
 
 def _sets(chosen: list[ParagraphPrint], weights: I64) -> ParagraphSets:
@@ -87,24 +69,6 @@ def _estimates(growth: list[dict[str, object]], documents: int) -> dict[str, obj
 
 def _percent(count: object, documents: int) -> float:
     return round(100 * float(count) / documents, 2) if documents else 0.0  # type: ignore[arg-type]
-
-
-def find_paragraphs(config: DedupConfig, prints: list[Prints[ParagraphPrint | None]],
-                    survivors: I64) -> NearStage:
-    """Clusters of equal shingle paragraphs and near-duplicates at the level
-    (``--method shingle-paragraphs``)."""
-    features = [prints[i].features for i in survivors.tolist()]
-    eligible = [(k, f) for k, f in enumerate(features) if f is not None and len(f)]
-    docs = survivors[np.array([k for k, _ in eligible], dtype=np.int64)]
-    weights = exact_weights(prints, docs)
-    chosen = [f for _, f in eligible]
-    sets = _sets(chosen, weights)
-    cfg = config.paragraphs
-    a, b, shared, growth = find_paragraph_pairs(sets, cfg.level, cfg.iterations, cfg.seed)
-    pairs, rejected = verified_pairs(config, prints, docs, a, b, shared)
-    parameters = paragraph_parameters(config, int(weights.sum()), len(eligible),
-                                      len(features) - len(eligible), growth)
-    return NearStage(pairs, int(a.size), rejected, parameters, tables={"growth": growth})
 
 
 def paragraph_parameters(config: DedupConfig, documents: int, considered: int, too_short: int,
@@ -144,7 +108,7 @@ def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[ParagraphPrint | None] = NearMethod(
-    spec=method_spec("shingle-paragraphs"), find=find_paragraphs, features=paragraph_features,
+    spec=method_spec("shingle-paragraphs"), features=paragraph_features,
     verification="at least level% equal shingle paragraphs, then resemblance >= the floor",
     scorer=Scorer("shingle-paragraphs", paragraph_percentages,
                   Rule("identical shingle paragraphs (%)", "level",

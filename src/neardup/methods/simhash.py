@@ -10,29 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from neardup._types import F64, I64
+from neardup._types import F64
 from neardup.config import DedupConfig, method_spec
 from neardup.fingerprints.simhash import SimHash
-from neardup.index.hamming import design_for, hamming_pairs
-from neardup.methods.near import verified_candidates
-from neardup.methods.prints import Prints
 from neardup.methods.scoring import SIMHASH_K, Rule, ScoredPairs, Scorer
-from neardup.methods.unit import NearMethod, NearStage
+from neardup.methods.unit import NearMethod
 
-__all__ = ["UNIT", "find_simhash", "simhash_distances"]
-
-
-def find_simhash(config: DedupConfig, prints: list[Prints[None]],
-                 survivors: I64) -> NearStage:
-    """Pairs of survivors whose simhashes differ in at most ``max_hamming`` bits, verified."""
-    chosen = [prints[i] for i in survivors.tolist()]
-    simhashes = np.array([p.simhash for p in chosen], dtype=np.uint64)
-    design = design_for(config.max_hamming, simhashes.size)
-    i, j = hamming_pairs(simhashes, config.max_hamming, design)
-    parameters: dict[str, object] = {"k": config.max_hamming, "blocks": list(design.blocks),
-                                     "choose": design.choose, "tables": len(design.tables())}
-    return verified_candidates(config, survivors, i, j, simhashes, None,
-                               [p.shingles for p in chosen], parameters)
+__all__ = ["UNIT", "simhash_distances"]
 
 
 def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
@@ -46,7 +30,7 @@ def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[None] = NearMethod(
-    spec=method_spec("simhash"), find=find_simhash,
+    spec=method_spec("simhash"),
     verification="simhash within max_hamming bits, then resemblance >= the floor",
     scorer=Scorer("simhash", simhash_distances,
                   Rule("hamming distance", "k", at_most=True, grid=SIMHASH_K,

@@ -36,22 +36,17 @@ from neardup.cluster.broder import (
     count_shared,
     drop_common,
     expand_sorted,
-    sketch_estimates,
 )
-from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
-from neardup.fingerprints.exact import digest64
 from neardup.fingerprints.sketch import Sketcher, estimate_resemblance
 from neardup.fingerprints.supershingle import supershingles
-from neardup.methods.pairs import Pairs, method_code
-from neardup.methods.prints import Prints
 from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
-from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["UNIT", "SketchFeatures", "SketchFound", "csr", "document_sketches", "find_sketch",
-           "phase_counts", "run_sketches", "sketch_arrays", "sketch_estimates_of",
+__all__ = ["UNIT", "SketchFeatures", "SketchFound", "csr", "document_sketches",
+           "phase_counts", "sketch_arrays", "sketch_estimates_of",
            "sketch_features"]
 
 
@@ -87,21 +82,6 @@ def csr(arrays: list[U64]) -> tuple[U64, I64]:
     return flat.astype(np.uint64, copy=False), offsets
 
 
-def _collapse_equal_sketches(features: list[SketchFeatures]) -> tuple[I64, I64, I64, int]:
-    """(kept positions, representative, duplicate, groups) over documents with equal sketches."""
-    keys = np.array([digest64(f.sketch.astype("<u8").tobytes() + f.modulus.to_bytes(8, "little"))
-                     for f in features], dtype=np.uint64)
-    nonempty = np.array([f.sketch.size > 0 for f in features], dtype=np.bool_)
-    members = np.flatnonzero(nonempty).astype(np.int64)
-    _, first, inverse, counts = np.unique(keys[members], return_index=True, return_inverse=True,
-                                          return_counts=True)
-    representative = members[first[inverse]]
-    duplicate = representative != members
-    kept = np.sort(np.concatenate([members[~duplicate], np.flatnonzero(~nonempty)]))
-    return (kept.astype(np.int64), representative[duplicate], members[duplicate],
-            int(np.count_nonzero(counts > 1)))
-
-
 def phase_counts(meter: PhaseMeter, sets: list[U64], limit: int,
                   stats: dict[str, object]) -> tuple[ShingleRuns, SharedCounts]:
     """Phases 2 and 3 over ``sets``: the runs and the shared counts."""
@@ -129,27 +109,6 @@ def _first_of_runs(*keys: I64) -> npt.NDArray[np.bool_]:
     return change
 
 
-def _best_containers(a: I64, b: I64, c_ab: F64, c_ba: F64, count: I64, threshold: float,
-                     lengths: I64) -> tuple[I64, I64, F64, I64]:
-    """For each document contained (>= threshold) in another, its one best container: the
-    highest containment, then the longest container, then the first read. Returns the links as
-    pairs (low, high) with the containment estimate and the shared count."""
-    inner, outer = np.concatenate([a, b]), np.concatenate([b, a])
-    score, shared = np.concatenate([c_ab, c_ba]), np.concatenate([count, count])
-    ok = score >= threshold
-    inner, outer, score, shared = inner[ok], outer[ok], score[ok], shared[ok]
-    order = np.lexsort((outer, -lengths[outer], -score, inner))
-    inner, outer, score, shared = inner[order], outer[order], score[order], shared[order]
-    first = _first_of_runs(inner)
-    low = np.minimum(inner, outer)[first]
-    high = np.maximum(inner, outer)[first]
-    score, shared = score[first], shared[first]
-    order = np.lexsort((-score, high, low))  # a mutual link appears twice: keep its best row
-    low, high, score, shared = low[order], high[order], score[order], shared[order]
-    once = _first_of_runs(low, high)
-    return low[once], high[once], score[once], shared[once]
-
-
 @dataclass(frozen=True, slots=True)
 class SketchFound:
     """Kept pairs in the positions of the chosen documents, before verification."""
@@ -162,90 +121,9 @@ class SketchFound:
     candidates: int
 
 
-def _select_sketch(config: DedupConfig, chosen: list[SketchFeatures], lengths: I64,
-                   meter: PhaseMeter, stats: dict[str, object]) -> SketchFound:
-    runs, shared = phase_counts(meter, [f.sketch for f in chosen], config.drop_common, stats)
-    a, b, count = shared.a, shared.b, shared.count
-    with meter.phase("estimates"):
-        flat, offsets, moduli = sketch_arrays(chosen)
-        r, c_ab, c_ba = sketch_estimates(flat, offsets, moduli, runs, shared, config.sketch)
-        if config.relation == "contained":
-            low, high, best, counts = _best_containers(a, b, c_ab, c_ba, count,
-                                                       config.threshold, lengths)
-            return SketchFound(low, high, best, counts, "contained", int(a.size))
-        keep = r >= config.threshold
-    return SketchFound(a[keep], b[keep], r[keep], count[keep], "near", int(a.size))
-
-
-def _verified(config: DedupConfig, survivors: I64, prints: list[Prints[SketchFeatures]],
-              a: I64, b: I64, estimate: F64, shared: I64, relation: I64) -> Pairs:
-    flat, offsets = csr([prints[i].shingles for i in survivors.tolist()])
-    resemblance, c_ab, c_ba = overlap_scores(flat, offsets, a, b)
-    count = a.size
-    return Pairs(a=survivors[a], b=survivors[b],
-                 method=np.full(count, method_code(config.method), dtype=np.int8),
-                 relation=relation.astype(np.int8), hamming=np.full(count, -1, dtype=np.int64),
-                 estimate=estimate, resemblance=resemblance, containment_ab=c_ab,
-                 containment_ba=c_ba, shared=shared)
-
-
-def _passes(config: DedupConfig, pairs: Pairs) -> npt.NDArray[np.bool_]:
-    """The verification rule on the exact scores: a ``contained`` link needs the exact
-    containment of one document in the other at or above the threshold (not the estimate);
-    every other pair (equal sketches included) the resemblance floor."""
-    contained = pairs.relation == RELATIONS.index("contained")
-    inside = np.maximum(pairs.containment_ab, pairs.containment_ba) >= config.threshold
-    resembles = pairs.resemblance >= config.resemblance_floor
-    return np.where(contained, inside, resembles)
-
-
-def _features_of(prints: Prints[SketchFeatures]) -> SketchFeatures:
-    if prints.features is None:
-        raise TypeError(f"document {prints.id!r} has no sketch features")
-    return prints.features
-
-
 Select = Callable[[DedupConfig, list[SketchFeatures], I64, PhaseMeter, dict[str, object]],
                   SketchFound]
 """Phases 2 to 4 of a sketch method over the chosen documents' features and lengths."""
-
-
-def run_sketches(config: DedupConfig, prints: list[Prints[SketchFeatures]],
-                 survivors: I64, select: Select, parameters: dict[str, object]) -> NearStage:
-    """Sketch-equivalence, then ``select``, then verification, each phase measured."""
-    meter = PhaseMeter()
-    features = [_features_of(prints[i]) for i in survivors.tolist()]
-    meter.add("sketch", sum(p.features.cpu_seconds for p in prints if p.features is not None))
-    with meter.phase("sketch_equivalence"):
-        kept, rep, dup, groups = _collapse_equal_sketches(features)
-    chosen = [features[i] for i in kept.tolist()]
-    lengths = np.array([prints[i].tokens for i in survivors[kept].tolist()], dtype=np.int64)
-    stats: dict[str, object] = {"sketch_equivalent_groups": groups,
-                                "sketch_equivalent_collapsed": int(dup.size)}
-    found = select(config, chosen, lengths, meter, stats)
-    with meter.phase("verification"):
-        sizes = np.array([f.sketch.size for f in features], dtype=np.int64)
-        a = np.concatenate([rep, kept[found.a]])
-        b = np.concatenate([dup, kept[found.b]])
-        relation = np.concatenate([np.full(rep.size, RELATIONS.index("shingle-equivalent")),
-                                   np.full(found.a.size, RELATIONS.index(found.relation))])
-        pairs = _verified(config, survivors, prints, a, b,
-                          np.concatenate([np.ones(rep.size), found.estimate]),
-                          np.concatenate([sizes[rep], found.shared]), relation)
-        passed = _passes(config, pairs)
-        pairs = pairs.select(passed)
-    kept_near = int(np.count_nonzero(passed[rep.size:]))
-    return NearStage(pairs, found.candidates, found.candidates - kept_near,
-                     {**parameters, **stats, "phases": meter.as_dict()})
-
-
-def find_sketch(config: DedupConfig, prints: list[Prints[SketchFeatures]],
-                survivors: I64) -> NearStage:
-    """Broder's clustering over the sketches of the exact-level survivors (``--method sketch``)."""
-    parameters: dict[str, object] = {"sketch": config.sketch.tag,
-                                     "drop_common": config.drop_common,
-                                     "threshold": config.threshold, "relation": config.relation}
-    return run_sketches(config, prints, survivors, _select_sketch, parameters)
 
 
 def document_sketches(documents: ScoredPairs, config: DedupConfig) -> list[tuple[U64, int]]:
@@ -266,7 +144,7 @@ def sketch_estimates_of(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[SketchFeatures] = NearMethod(
-    spec=method_spec("sketch"), find=find_sketch, features=sketch_features,
+    spec=method_spec("sketch"), features=sketch_features,
     verification="estimated resemblance (or containment) >= the threshold, then the exact "
                  "resemblance >= the floor (containment >= the threshold for contained links)",
     scorer=Scorer("sketch", sketch_estimates_of,

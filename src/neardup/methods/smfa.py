@@ -19,18 +19,15 @@ from typing import Final, Literal
 
 import numpy as np
 
-from neardup._types import F64, I64
+from neardup._types import F64
 from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
-from neardup.errors import ConfigError
 from neardup.fingerprints.smfa import SmfaPrint, smfa_fingerprint
-from neardup.methods.prints import Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
-from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
-from neardup.methods.verify import verified_pairs
+from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.text.html import html_blocks
 
-__all__ = ["NOT_HTML", "UNIT", "SmfaFeatures", "find_smfa", "smfa_equal", "smfa_features"]
+__all__ = ["NOT_HTML", "UNIT", "SmfaFeatures", "smfa_equal", "smfa_features"]
 
 NOT_HTML: Final = "not-html"
 """The feature of a document that is not HTML (SMFA cannot fingerprint it)."""
@@ -50,52 +47,6 @@ def smfa_features(config: DedupConfig) -> FeatureExtractor[SmfaFeatures]:
     return extract
 
 
-def _refuse_plain_text(prints: list[Prints[SmfaFeatures]],
-                       not_html: list[int]) -> None:
-    sources = sorted({prints[i].source or prints[i].id for i in not_html})
-    shown = ", ".join(sources[:3]) + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
-    raise ConfigError(f"method='smfa' needs raw HTML: {shown} gave {len(not_html)} plain-text "
-                      "documents and no HTML page (SMFA fingerprints HTML block segments)")
-
-
-def _star_pairs(digests: list[bytes]) -> tuple[I64, I64]:
-    """Each document with an earlier equal digest, paired with the first one (local indices)."""
-    first: dict[bytes, int] = {}
-    a: list[int] = []
-    b: list[int] = []
-    for index, digest in enumerate(digests):
-        head = first.setdefault(digest, index)
-        if head != index:
-            a.append(head)
-            b.append(index)
-    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
-
-
-def find_smfa(config: DedupConfig, prints: list[Prints[SmfaFeatures]],
-              survivors: I64) -> NearStage:
-    """Pairs of survivors with equal SMFA fingerprints (``--method smfa``)."""
-    features = [prints[i].features for i in survivors.tolist()]
-    not_html = [int(i) for i, f in zip(survivors.tolist(), features, strict=True)
-                if f == NOT_HTML]
-    if not_html and len(not_html) == len(features):
-        _refuse_plain_text(prints, not_html)
-    chosen = np.array([i for i, f in enumerate(features) if isinstance(f, SmfaPrint)],
-                      dtype=np.int64)
-    smfa = [f for f in features if isinstance(f, SmfaPrint)]
-    a, b = _star_pairs([f.digest for f in smfa])
-    used = np.array([f.segments for f in smfa], dtype=np.int64)
-    docs = survivors[chosen]
-    pairs, rejected = verified_pairs(config, prints, docs, a, b, used[a] if a.size else a)
-    parameters: dict[str, object] = {
-        "smfa": config.smfa.tag, "fingerprinted": int(chosen.size),
-        "no_fingerprint": len(features) - chosen.size - len(not_html),
-        "not_html": len(not_html),
-        "not_html_sources": sorted({prints[i].source for i in not_html})[:20],
-        "groups": int(np.unique(a).size),
-    }
-    return NearStage(pairs, int(a.size), rejected, parameters)
-
-
 def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
     """1 when the two pages have the same SMFA fingerprint, else 0 (raw HTML needed)."""
     view = documents.html
@@ -108,7 +59,7 @@ def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[SmfaFeatures] = NearMethod(
-    spec=method_spec("smfa"), find=find_smfa, features=smfa_features,
+    spec=method_spec("smfa"), features=smfa_features,
     verification="equal SMFA fingerprints, then resemblance >= the floor",
     scorer=Scorer("smfa", smfa_equal,
                   Rule("equal SMFA fingerprints", "equal", grid=(1.0,), integral=True,

@@ -14,21 +14,19 @@ from neardup._types import F64, I64
 from neardup.config import DedupConfig, method_spec
 from neardup.fingerprints.sketch_pairs import pair_estimates
 from neardup.fingerprints.supershingle import supershingles
-from neardup.methods.prints import Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.sketch import (
     SketchFeatures,
     SketchFound,
     document_sketches,
     phase_counts,
-    run_sketches,
     sketch_arrays,
     sketch_features,
 )
-from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
+from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["UNIT", "find_supershingle", "shared_supershingles", "supershingle_features"]
+__all__ = ["UNIT", "shared_supershingles", "supershingle_features"]
 
 
 def supershingle_features(config: DedupConfig) -> FeatureExtractor[SketchFeatures]:
@@ -47,15 +45,6 @@ def _select(config: DedupConfig, chosen: list[SketchFeatures], lengths: I64, met
     return SketchFound(shared.a, shared.b, r, shared.count, "near", int(shared.a.size))
 
 
-def find_supershingle(config: DedupConfig, prints: list[Prints[SketchFeatures]],
-                      survivors: I64) -> NearStage:
-    """Pairs sharing at least one super-shingle (``--method supershingle``)."""
-    parameters: dict[str, object] = {"sketch": config.sketch.tag,
-                                     "drop_common": config.drop_common,
-                                     "supershingle_size": config.supershingle_size}
-    return run_sketches(config, prints, survivors, _select, parameters)
-
-
 def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The number of super-shingles the two documents have in common."""
     size, seed = config.supershingle_size, config.sketch.seed
@@ -69,7 +58,7 @@ def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[SketchFeatures] = NearMethod(
-    spec=method_spec("supershingle"), find=find_supershingle, features=supershingle_features,
+    spec=method_spec("supershingle"), features=supershingle_features,
     verification="a shared super-shingle, then resemblance >= the floor",
     scorer=Scorer("supershingle", shared_supershingles,
                   Rule("shared super-shingles", "n", integral=True, default=1.0),

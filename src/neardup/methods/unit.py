@@ -3,9 +3,10 @@
 
 A unit holds its config-side spec (:class:`neardup.config.MethodSpec`: name, tags, default
 threshold, checks), its per-document feature extractor (run in the worker processes; the type it
-returns is the ``F`` of ``Prints[F]``), its ``find`` (candidates and verification over the
-documents that survive the exact levels), a one-line ``verification`` rule and its evaluation
-:class:`~neardup.methods.scoring.Scorer`. :mod:`neardup.methods.registry` lists the units.
+returns is the ``F`` of ``Prints[F]``), a one-line ``verification`` rule, its evaluation
+:class:`~neardup.methods.scoring.Scorer` and, for a method without out-of-core steps in the
+engine, its ``find`` (candidates and verification over the prints of the documents that survive
+the exact levels, held in memory). :mod:`neardup.methods.registry` lists the units.
 """
 
 from __future__ import annotations
@@ -46,15 +47,21 @@ Find = Callable[[DedupConfig, list[Prints[F]], I64], NearStage]
 
 @dataclass(frozen=True, slots=True)
 class NearMethod(Generic[F]):
-    """One near-duplicate method: ``verification`` says in a line which pairs its ``find``
-    keeps; ``features`` builds its per-document extractor (None: it reads only the shared
-    prints)."""
+    """One near-duplicate method: ``verification`` says in a line which pairs it keeps;
+    ``features`` builds its per-document extractor (None: it reads only the shared prints);
+    ``find``, when given, runs its near stage over prints held in memory (None: the engine runs
+    the method's out-of-core steps)."""
 
     spec: MethodSpec
-    find: Find[F]
     scorer: Scorer
     verification: str
     features: Callable[[DedupConfig], FeatureExtractor[F]] | None = None
+    find: Find[F] | None = None
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether the engine runs this method's near stage over prints held in memory."""
+        return self.find is not None
 
     @property
     def name(self) -> str:
