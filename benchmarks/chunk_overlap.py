@@ -8,8 +8,12 @@ wall time, peak memory the algorithm allocated (tracemalloc, above its input) an
 peak RSS above its RSS once the relation is loaded (``ru_maxrss``). The Overlap tables must be
 identical (their digests are compared). Target: coarse peak <= 25% of the in-memory sort's.
 
-Part B, the trafilatura pages (``dedup --method chunks``, lines:4 T=15 and lines:2 T=25): sort
-and coarse in the same run, same pairs, time and peak memory of the overlap phases.
+Part B, the engine: ``neardup dedup --method chunks --algorithm sort|coarse`` as whole processes
+(``--workers 1``, interleaved, ``--repeat`` times) over the trafilatura pages and near-copies of
+them (``--copies`` documents per page), lines:4 T=15 and lines:2 T=25. Per run: wall, CPU and
+peak RSS over the process tree, the pairs the sort-based join expanded and spilled to sorted
+runs on disk (16 bytes each) against the counters and bitmaps coarse counting held; the pairs
+tables must be identical.
 
 Part C, SMFA's Table 2 in kind: ``find_duplicates`` for simhash, chunks (lines:4, coarse) and
 smfa on N pages (the trafilatura pages and near-copies of them made by inserting a paragraph and
@@ -26,6 +30,7 @@ import gzip
 import json
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -38,13 +43,14 @@ import xxhash
 from common import (
     BENCHMARKS_DIR,
     RESULTS_DIR,
+    TreeSampler,
     environment,
     markdown_table,
     pin_single_core,
     require_data,
     write_results,
 )
-from neardup.config import ChunkConfig, DedupConfig, OverlapConfig
+from neardup.config import DedupConfig, OverlapConfig
 from neardup.document import Document
 from neardup.overlap.coarse import coarse_overlap
 from neardup.overlap.relation import ChunkRelation
@@ -185,24 +191,51 @@ def corpus(pages: list[bytes], count: int, seed: int) -> list[Document]:
     return docs
 
 
-def part_b(pages: list[bytes]) -> dict[str, Any]:
-    docs = corpus(pages, len(pages), 0)
-    out: dict[str, Any] = {}
-    for spec in ("lines:4", "lines:2"):
-        for algorithm in ("sort", "coarse"):
-            config = DedupConfig(method="chunks", chunks=ChunkConfig.parse(spec),
-                                 overlap=OverlapConfig(algorithm=algorithm))  # type: ignore[arg-type]
-            result = find_duplicates(docs, config)
-            near = result.stats["near"]
-            assert isinstance(near, dict)
-            pairs = sorted(zip(result.pairs.a.tolist(), result.pairs.b.tolist(),
-                               result.pairs.shared.tolist(), strict=True))
-            phases = near["phases"]
-            out[f"{spec} {algorithm}"] = {
-                "documents": len(docs), "pairs": pairs, "rows": near["fprint_docid_rows"],
-                "seconds": round(sum(p["wall_seconds"] for p in phases.values()), 4),
-                "peak_traced_bytes": max(p["peak_bytes"] for p in phases.values())}
-    return out
+def _engine_run(corpus: Path, out: Path, spec: str, algorithm: str) -> dict[str, Any]:
+    """One ``neardup dedup`` process: its tree's wall, CPU and peak RSS, and its summary."""
+    command = [str(Path(sys.executable).with_name("neardup")), "dedup", str(corpus), "--out",
+               str(out), "--method", "chunks", "--chunk", spec, "--algorithm", algorithm,
+               "--workers", "1", "--quiet", "--force"]
+    sampler, started = TreeSampler(), time.perf_counter()
+    process = subprocess.Popen(command)
+    while process.poll() is None:
+        sampler.poll(process.pid)
+        time.sleep(0.05)
+    if process.returncode:
+        raise SystemExit(f"{' '.join(command)} failed ({process.returncode})")
+    near = json.loads((out / "summary.json").read_text())["near"]
+    phases = near["phases"]
+    held = sum(int(phase.get("counter_bytes", 0)) for phase in phases.values())
+    expanded = int(phases.get("expand_sort_runs", {}).get("pairs_expanded", 0))
+    return {"wall_s": round(time.perf_counter() - started, 2),
+            "cpu_s": round(sampler.cpu_seconds, 2),
+            "peak_rss_mb": round(sampler.peak_bytes / 2**20),
+            "overlap_pairs": near["overlap_pairs"], "rows": near["fprint_docid_rows"],
+            "spilled_pair_bytes": 16 * expanded, "counter_bytes": held,
+            "pairs_digest": _table_digest(out / "pairs.parquet")}
+
+
+def _table_digest(path: Path) -> str:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, columns=["a", "b", "shared"])
+    return xxhash.xxh3_64_hexdigest(json.dumps(table.to_pydict(), sort_keys=True).encode())
+
+
+def part_b(pages: list[bytes], copies: int, repeat: int) -> dict[str, Any]:
+    corpus_path = WORK / f"chunks-engine-{copies}.jsonl"
+    WORK.mkdir(parents=True, exist_ok=True)
+    docs = corpus(pages, copies * len(pages), 0)
+    corpus_path.write_text("".join(
+        json.dumps({"id": d.id, "html": d.raw.decode("utf-8", "replace")}) + "\n" for d in docs))
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(repeat):
+        for spec in ("lines:4", "lines:2"):
+            for algorithm in ("sort", "coarse"):
+                out = WORK / f"chunks-engine-{spec.replace(':', '')}-{algorithm}"
+                runs.setdefault(f"{spec} {algorithm}", []).append(
+                    _engine_run(corpus_path, out, spec, algorithm))
+    return {"documents": len(docs), "repeat": repeat, "runs": runs}
 
 
 def _method_seconds(result_stats: dict[str, Any]) -> dict[str, float]:
@@ -251,13 +284,19 @@ def table_a(result: dict[str, Any]) -> str:
 
 def table_b(result: dict[str, Any]) -> str:
     rows = []
-    for name, run in result.items():
+    for name, runs in result["runs"].items():
         spec = name.split()[0]
-        same = run["pairs"] == result[f"{spec} sort"]["pairs"]
-        rows.append((name, run["documents"], f"{run['rows']:,}", len(run["pairs"]),
-                     f"{run['seconds']:.3f}", _mb(run["peak_traced_bytes"]), same))
-    return markdown_table(("chunking, algorithm", "documents", "rows", "pairs", "overlap s",
-                           "peak MB", "same pairs"), rows)
+        same = {r["pairs_digest"] for r in runs} == {r["pairs_digest"]
+                                                     for r in result["runs"][f"{spec} sort"]}
+        middle = {key: statistics.median(r[key] for r in runs)
+                  for key in ("wall_s", "cpu_s", "peak_rss_mb")}
+        rows.append((name, f"{result['documents']:,}", f"{runs[0]['rows']:,}",
+                     f"{runs[0]['overlap_pairs']:,}", f"{middle['wall_s']:.1f}",
+                     f"{middle['cpu_s']:.1f}", f"{middle['peak_rss_mb']:.0f}",
+                     _mb(runs[0]["spilled_pair_bytes"]), _mb(runs[0]["counter_bytes"]), same))
+    return markdown_table(("chunking, algorithm", "documents", "rows", "pairs", "wall s (median)",
+                           "CPU s", "peak RSS MB", "pairs spilled MB", "counters MB",
+                           "same pairs"), rows)
 
 
 def table_c(result: dict[str, Any]) -> str:
@@ -284,6 +323,8 @@ def main() -> None:
     parser.add_argument("--memory-limit", type=int, default=256 * 2**20)
     parser.add_argument("--pages", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--parts", default="ABC")
+    parser.add_argument("--copies", type=int, default=4, help="Part B: documents per page")
+    parser.add_argument("--repeat", type=int, default=3, help="Part B: runs of each")
     parser.add_argument("--child", nargs=2, metavar=("ALGORITHM", "RELATION"))
     parser.add_argument("--options", default="{}")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "chunk_overlap.json")
@@ -298,7 +339,7 @@ def main() -> None:
         payload = {**json.loads(args.out.read_text()), **payload}
     tables = []
     for part, run, render in (("A", lambda: part_a(args), table_a),
-                              ("B", lambda: part_b(pages), table_b),
+                              ("B", lambda: part_b(pages, args.copies, args.repeat), table_b),
                               ("C", lambda: part_c(pages, args.pages), table_c)):
         if part in args.parts:
             payload[part] = run()
