@@ -16,7 +16,6 @@ order, so the result does not depend on the number of workers or buckets.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,7 @@ import numpy.typing as npt
 
 from neardup._types import U64
 from neardup.methods.workers import Mapper, serial_map, task_map
+from neardup.store.durable import sync_path
 
 __all__ = ["BucketWriter", "append_files", "bucket_count", "bucket_map", "bucket_workers",
            "buckets", "parallel_buckets", "read_bucket", "read_routed", "spread",
@@ -129,8 +129,7 @@ class BucketWriter:
         for bucket in range(self.count):
             path = self.folder / f"{bucket:05d}.bin"
             if path.exists():
-                with open(path, "rb+") as out:
-                    os.fsync(out.fileno())
+                sync_path(path)
 
 
 def read_bucket(folder: Path, bucket: int, dtype: np.dtype[Any]) -> npt.NDArray[Any]:

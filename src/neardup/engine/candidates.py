@@ -23,7 +23,6 @@ The output is ``candidates/pairs.bin``: (a, b) int64 rows, a < b, unique.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -70,6 +69,7 @@ from neardup.index.hamming import (
 )
 from neardup.index.lsh import choose_bands
 from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
+from neardup.store.durable import sync
 
 __all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candidates",
            "survivor_rows"]
@@ -328,8 +328,7 @@ class _PairSink:
             self.rows += count
 
     def __exit__(self, *exc: object) -> None:
-        self._out.flush()
-        os.fsync(self._out.fileno())
+        sync(self._out)
         self._out.close()
 
 

@@ -16,7 +16,6 @@ that go on to the near stage) and the groups and collapsed counts per level in i
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from neardup.engine.pairfiles import PAIR, to_records
 from neardup.engine.workdir import WorkDir, publish_dir, write_array
 from neardup.methods.exact import LEVELS
 from neardup.methods.pairs import Pairs
+from neardup.store.durable import sync
 
 __all__ = ["ExactResult", "run_exact"]
 
@@ -169,8 +169,7 @@ def run_exact(work: WorkDir, catalog: Catalog, budget: int) -> ExactResult:
     survivors = np.zeros(catalog.documents, dtype=bool)
     with open(temporary / "pairs.bin", "wb") as pairs_out:
         groups, collapsed = _levels(writer, temporary / "groups", pairs_out, survivors)
-        pairs_out.flush()
-        os.fsync(pairs_out.fileno())
+        sync(pairs_out)
     write_array(temporary / "survivors.npy", np.packbits(survivors))
     shutil.rmtree(temporary / "level0", ignore_errors=True)
     shutil.rmtree(temporary / "groups", ignore_errors=True)

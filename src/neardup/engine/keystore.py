@@ -34,6 +34,7 @@ from numba import njit
 from neardup._types import I64, U64
 from neardup.index.bitperm import first_found, popcount
 from neardup.index.hamming import HammingDesign, TablePlan, permute_table
+from neardup.store.durable import sync
 
 __all__ = ["KEPT", "KEYS", "KeyRecord", "band_matches", "hamming_matches", "old_blocks",
            "read_keys", "reused_keys", "reusing_keys", "sort_by_band", "sort_by_table",
@@ -84,8 +85,7 @@ def write_keys(folder: Path, record: KeyRecord) -> None:
                        "layout": list(record.layout), "folders": folders}).encode()
     with open(folder / KEYS, "wb") as out:
         out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
 
 
 def read_keys(folder: Path) -> KeyRecord | None:

@@ -25,7 +25,6 @@ Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
 
 from __future__ import annotations
 
-import os
 import pickle
 import shutil
 import time
@@ -63,6 +62,7 @@ from neardup.engine.workdir import WorkDir, drop_scratch, publish_dir
 from neardup.features.templates import TemplateSet
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import near_method
+from neardup.store.durable import sync
 
 __all__ = ["NEAR_RESULTS", "near_tables", "run_near", "runs_out_of_core",
            "write_near_tables"]
@@ -90,8 +90,7 @@ def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
         candidates, verified = verify_candidates(config, catalog,
                                                  folder / "candidates" / "pairs.bin", out, budget,
                                                  content)
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
     phases = {**cast(dict[str, float], parameters.pop("phases")),
               "verification": round(time.perf_counter() - started, 4)}
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
@@ -171,8 +170,7 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
     near = method.find(config, content, chosen)
     with open(folder / "pairs.bin", "wb") as out:
         out.write(to_records(near.pairs).tobytes())
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
     with open(folder / "tables.pkl", "wb") as out:
         pickle.dump(near.tables, out)
     return {"candidates": near.candidates, "verified": len(near.pairs),

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from neardup.engine.survivors import survivor_features
 from neardup.engine.templates import ContentReader
 from neardup.fingerprints.paragraphprint import ParagraphPrint
 from neardup.methods.paragraphs import paragraph_parameters
+from neardup.store.durable import sync
 
 __all__ = ["paragraphs_near"]
 
@@ -138,8 +138,7 @@ def _write_found(docs: I64, sizes: I64, labels: I64, near: Path, folder: Path,
             high = (rows["key"] & np.uint64(0xFFFFFFFF)).astype(np.int64)
             out.write(found_rows(docs[low], docs[high], rows["shared"]).tobytes())
             total += int(rows.size)
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
     return found, total
 
 

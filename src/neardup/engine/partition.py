@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from neardup.fingerprints.minhash import MinHash
 from neardup.index.lsh import LSHBands, band_keys, choose_bands
 from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
 from neardup.methods.prints import DocumentPrints
+from neardup.store.durable import sync
 
 __all__ = ["NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features", "read_layout",
            "read_meta", "read_prints", "shingle_slices", "signature_rows", "stored_shingles",
@@ -165,8 +165,7 @@ def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout) 
             pickle.dump([p.features for p in prints], out, protocol=pickle.HIGHEST_PROTOCOL)
     with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
         out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
 
 
 def read_meta(folder: Path, columns: list[str] | None = None) -> pa.Table:

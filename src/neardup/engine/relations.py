@@ -17,7 +17,6 @@ memory.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.counting import key_runs
 from neardup.engine.keys import KEYED
 from neardup.engine.partition import read_meta
+from neardup.store.durable import sync_path
 
 __all__ = ["TABLES", "write_relations"]
 
@@ -57,8 +57,7 @@ class _Sink:
             pq.write_table(pa.table({}), self.path)
         else:
             self._writer.close()
-        with open(self.path, "rb+") as out:
-            os.fsync(out.fileno())
+        sync_path(self.path)
 
 
 def _kept(rows: npt.NDArray[Any], limit: int) -> npt.NDArray[Any]:

@@ -57,6 +57,7 @@ from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import Media
 from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
+from neardup.store.durable import sync
 
 __all__ = ["DOCUMENTS", "EngineOptions", "Executor", "run_engine"]
 
@@ -124,8 +125,7 @@ def _spool_stdin(work: Path) -> str:
         temporary = work / "stdin.input.tmp"
         with open(temporary, "wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
+            sync(out)
         os.replace(temporary, path)
     return str(path)
 
@@ -158,8 +158,7 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
                 docs = np.flatnonzero(original >= 0).astype(np.int64)
                 pairs = Pairs.exact(original[docs], docs + part.start, "revisit", "identical")
                 out.write(to_records(pairs).tobytes())
-            out.flush()
-            os.fsync(out.fileno())
+            sync(out)
         work.mark("revisit-pairs", {})
     return path
 

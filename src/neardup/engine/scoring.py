@@ -11,7 +11,6 @@ containments, and the method's rule keeps it or not: the same :class:`Pairs` as 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
 from neardup.methods.pairs import METHODS, Pairs
+from neardup.store.durable import sync
 
 __all__ = ["FOUND", "Rule", "found_rows", "resemblance_rule", "score_found", "sketch_rule"]
 
@@ -109,6 +109,5 @@ def score_found(config: DedupConfig, catalog: Catalog, content: ContentReader, f
             passed = pairs.select(rule(config, pairs))
             out.write(to_records(passed).tobytes())
             kept += np.bincount(passed.relation.astype(np.int64), minlength=len(RELATIONS))
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
     return kept

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,33 +25,18 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.errors import ConfigError, OutputError
+from neardup.store import durable
+from neardup.store.durable import TMP_SUFFIX, publish_dir
 
-__all__ = ["WorkDir", "drop_scratch", "fsync_dir", "publish_dir", "read_array", "write_array",
-           "write_atomic"]
+__all__ = ["WorkDir", "drop_scratch", "publish_dir", "read_array", "write_array", "write_atomic"]
 
 IDENTITY = "identity.json"
-TMP_SUFFIX = ".tmp"
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename or a new entry in ``path`` durable."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a synced temporary file and a rename."""
-    temporary = path.with_name(path.name + TMP_SUFFIX)
+    """Write ``data`` to ``path`` durably (:func:`neardup.store.durable.write_atomic`)."""
     try:
-        with open(temporary, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-        fsync_dir(path.parent)
+        durable.write_atomic(path, data)
     except OSError as err:
         raise OutputError(f"{path}: cannot write ({err.strerror or err})") from err
 
@@ -61,22 +45,12 @@ def write_array(path: Path, array: npt.NDArray[Any]) -> None:
     """Write one array as ``.npy`` (synced; the caller publishes its directory atomically)."""
     with open(path, "wb") as out:
         np.save(out, np.ascontiguousarray(array), allow_pickle=False)
-        out.flush()
-        os.fsync(out.fileno())
+        durable.sync(out)
 
 
 def read_array(path: Path) -> npt.NDArray[Any]:
     array: npt.NDArray[Any] = np.load(path, allow_pickle=False)
     return array
-
-
-def publish_dir(temporary: Path, final: Path) -> None:
-    """Rename a fully written directory into place (replacing a stale one), durably."""
-    fsync_dir(temporary)
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(temporary, final)
-    fsync_dir(final.parent)
 
 
 def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:

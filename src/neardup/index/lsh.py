@@ -8,6 +8,7 @@ that curve, with equal weights by default.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,7 @@ def _error(bands: int, rows: int, threshold: float, fp_weight: float) -> float:
     return fp_weight * false_pos + (1.0 - fp_weight) * false_neg
 
 
+@functools.lru_cache(maxsize=256)
 def choose_bands(num_perm: int, threshold: float, fp_weight: float = 0.5) -> LSHBands:
     """The (bands, rows) with bands * rows <= num_perm that minimise the weighted error.
 

@@ -10,7 +10,8 @@ defaults (those of :class:`~neardup.config.DedupConfig`: min-hash at resemblance
 5-word shingles, site templates removed, the first copy kept), so the library and the command
 line give the same clusters on the same rows. The rows are read once, as they come (a generator
 of millions of rows is never held as a list), fingerprinted in this process and written to a
-temporary work area that is removed afterwards; the later stages use ``workers`` processes.
+temporary work area that is removed afterwards (nothing in it is synced to disk: a crash loses
+nothing anybody reads again); the later stages use ``workers`` processes.
 
 ``data`` is an iterable of strings, of dicts with a text field, or of Documents, a pandas
 DataFrame or a pyarrow Table; ``text``, ``id`` and ``url`` name its columns.
@@ -29,6 +30,7 @@ from neardup.engine.result import DedupResult
 from neardup.engine.run import EngineOptions, run_engine
 from neardup.errors import ConfigError
 from neardup.pipeline.inputs import TextKind, documents_from
+from neardup.store.durable import scratch_area
 
 __all__ = ["dedup", "dedup_config", "find_duplicates"]
 
@@ -61,7 +63,7 @@ def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
     ``docs``: Documents, plain strings, or dicts with a ``text`` field. ``config``: the
     defaults of :class:`DedupConfig` unless given. Returns every table of the run (documents,
     clusters, pairs, a method's extra tables) and its summary as a :class:`DedupResult`."""
-    with tempfile.TemporaryDirectory(prefix="neardup-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="neardup-") as scratch, scratch_area():
         out = Path(scratch) / "out"
         options = EngineOptions(work=Path(scratch) / "work", memory_limit=memory_limit,
                                 workers=max(1, workers))

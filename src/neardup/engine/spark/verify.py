@@ -31,6 +31,7 @@ from neardup.engine.kernels import gather_sets
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.methods.near import scored_pairs
+from neardup.store.durable import sync
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
@@ -62,8 +63,7 @@ def _write(path: Path, records: Iterable[npt.NDArray[Any]]) -> int:
         for block in records:
             out.write(block.tobytes())
             rows += int(block.size)
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
     os.replace(temporary, path)
     return rows
 
@@ -102,7 +102,6 @@ def write_verified(scored: RDD[tuple[int, int]], folder: Path, path: Path) -> tu
     counts = scored.collect()
     with open(path, "wb") as out:
         append_files(sorted(folder.glob("*.bin")), out)
-        out.flush()
-        os.fsync(out.fileno())
+        sync(out)
     shutil.rmtree(folder)  # with the temporary files of failed task attempts, if any
     return sum(count for count, _ in counts), sum(verified for _, verified in counts)
