@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import BOOL, F64
+from neardup._types import BOOL, F64, I64
 from neardup.config import DedupConfig
 from neardup.errors import ConfigError
 from neardup.evaluation.documents import TOKENIZERS, PairDocuments, Tokenize
@@ -205,7 +204,7 @@ def _judge(method: Scorer, values: F64, labeled: LabeledSet, threshold: float,
 
 
 def _cross_validated(method: Scorer, values: F64, labeled: LabeledSet,
-                     assignment: npt.NDArray[np.int64]) -> MethodResult:
+                     assignment: I64) -> MethodResult:
     rule = method.rule
     scores, truth = rule.scores(values), labeled.positive
     grid = rule.threshold_grid()
