@@ -139,6 +139,7 @@ def test_dealt_line_blocks_read_what_one_pass_reads(tmp_path: Path, size: int) -
         assert merge_stats(parts, errors) == reader.stats.as_dict(), path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["simhash", "minhash"])
 def test_engine_on_shared_gzip_and_parquet_files_equals_memory(tmp_path: Path,
                                                                method: str) -> None:

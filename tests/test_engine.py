@@ -62,6 +62,7 @@ def test_engine_equals_memory_on_malformed_files(method: str, tmp_path: Path) ->
     assert_same_run(inputs, DedupConfig(method=method, keep="longest"), tmp_path, options)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["simhash", "minhash"]), files=st.integers(1, 4),

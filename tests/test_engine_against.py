@@ -118,6 +118,7 @@ def test_kept_buckets_are_sorted(tmp_path: Path, method: str) -> None:
             assert np.array_equal(rows, sort_by_table(rows, plan))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_a_chain_of_three_runs_joins_every_earlier_key_folder(tmp_path: Path,
                                                                method: str) -> None:

@@ -81,6 +81,7 @@ def test_paragraphs_equal_memory_with_tiny_buckets(name: str, tmp_path: Path) ->
         assert near["near_duplicates"] > near["duplicates"]
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunk_docs=st.integers(1, 60), bucket_bytes=st.sampled_from([128, 4096, 1 << 22]),
@@ -106,6 +107,7 @@ RELATION_CONFIGS = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(RELATION_CONFIGS)), chunk_docs=st.integers(1, 60),

@@ -45,6 +45,7 @@ def _files(out: Path, work: Path) -> dict[str, bytes]:
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["simhash", "minhash"]),

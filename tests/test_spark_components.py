@@ -6,7 +6,7 @@ chains, random parts, repeated edges and self-loops."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pytest
@@ -115,6 +115,13 @@ def test_small_remainder_finished_on_driver(spark: SparkSession, tmp_path: Path)
     assert 0 < report["driver_edges"] <= 300
 
 
-def test_few_pairs_never_start_spark(spark: SparkSession, tmp_path: Path) -> None:
-    report = _run(spark, tmp_path, 4, 10_000)
+class _NoSpark:
+    """Stands for the Spark session where none may be used: any use fails the test."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"Spark was used (session.{name})")
+
+
+def test_few_pairs_never_start_spark(tmp_path: Path) -> None:
+    report = _run(cast("SparkSession", _NoSpark()), tmp_path, 4, 10_000)
     assert report["rounds"] == 0 and report["driver_edges"] == report["pairs"]

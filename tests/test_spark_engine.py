@@ -94,6 +94,7 @@ def test_a_generated_corpus_of_20000_documents(spark: SparkSession, corpus: list
     assert summary["duplicates"] > 1000
 
 
+@pytest.mark.slow
 @needs_java
 def test_a_failed_spark_task_is_one_line_naming_the_cause(spark: SparkSession) -> None:
     from neardup.engine.spark.failure import failure_line, is_spark_error

@@ -258,6 +258,7 @@ def test_files_named_as_hadoop_skips_them_are_read_as_locally(spark: SparkSessio
     assert "unreadable-file" not in summary["sources"]["skipped"]
 
 
+@pytest.mark.slow
 def test_resuming_over_a_changed_uri_input_is_refused(spark: SparkSession, tmp_path: Path) -> None:
     """A URI's size and time are part of the work directory's identity, as a local path's."""
     from neardup.engine.spark.run import run_in_session
@@ -275,6 +276,7 @@ def test_resuming_over_a_changed_uri_input_is_refused(spark: SparkSession, tmp_p
         run_in_session(spark, [f"file://{path}"], tmp_path / "out", DedupConfig(), options)
 
 
+@pytest.mark.slow
 def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path) -> None:
     from neardup.engine.spark.run import run_in_session
 
@@ -285,6 +287,7 @@ def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path
     assert str(caught.value) == f"{missing}: no such file or directory"
 
 
+@pytest.mark.slow
 def test_a_lost_python_worker_is_one_line_naming_the_cause(spark: SparkSession) -> None:
     from neardup.engine.spark.failure import SparkJobError, as_job_error
 
