@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from corpora import write_corpus
 from neardup.cli.main import cli
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
@@ -24,7 +25,8 @@ from neardup.sources.context import ReadContext
 from neardup.sources.lineblocks import deal_lines, read_line_block
 from neardup.sources.splits import InputSplit, input_splits, merge_stats, read_split
 from neardup.sources.stats import SourceStats
-from test_engine import assert_same_run, tables, write_corpus
+from runs import assert_same_tables, output_tables
+from test_engine import assert_same_run
 
 
 def _rows(count: int) -> list[str]:
@@ -137,6 +139,7 @@ def test_dealt_line_blocks_read_what_one_pass_reads(tmp_path: Path, size: int) -
         assert merge_stats(parts, errors) == reader.stats.as_dict(), path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["simhash", "minhash"])
 def test_engine_on_shared_gzip_and_parquet_files_equals_memory(tmp_path: Path,
                                                                method: str) -> None:
@@ -175,7 +178,7 @@ def test_a_dealt_file_resumes_from_the_blocks_it_kept(tmp_path: Path) -> None:
     for marker in done.glob("*.json"):
         marker.unlink()
     again = run_engine([str(packed)], tmp_path / "again", config, options)
-    assert tables(tmp_path / "again") == tables(tmp_path / "first")
+    assert_same_tables(tmp_path / "again", tmp_path / "first")
     assert again["sources"] == first["sources"] and again["documents"] == 300
 
 
@@ -196,8 +199,8 @@ def test_against_equals_one_shot_run_restricted_to_new_documents(tmp_path: Path,
     fingerprinted = [p for p in (tmp_path / "new-work" / "fingerprint").iterdir() if p.is_dir()]
     assert len(fingerprinted) == 3  # the new file's 80 documents only, in blocks of 29
     counted = summary["against"]["old_documents"]
-    everything = tables(tmp_path / "all")
-    mine = tables(tmp_path / "new")
+    everything = output_tables(tmp_path / "all")
+    mine = output_tables(tmp_path / "new")
     assert mine["pairs"] == [p for p in everything["pairs"] if max(p["a"], p["b"]) >= counted]
     assert mine["clusters"] == [c for c in everything["clusters"] if c["doc"] >= counted]
     decisions = pq.read_table(tmp_path / "new" / "against.parquet").to_pylist()

@@ -28,6 +28,7 @@ def warc_files(shared: Path) -> list[Path]:
     return files
 
 
+@pytest.mark.slow
 def test_every_real_and_malformed_crawl_goes_through(shared_data: Path, tmp_path: Path) -> None:
     for index, path in enumerate(warc_files(shared_data)):
         out = tmp_path / str(index)
@@ -44,6 +45,7 @@ def test_every_real_and_malformed_crawl_goes_through(shared_data: Path, tmp_path
         assert {"documents", "pairs", "clusters"} <= {p.stem for p in out.glob("*.parquet")}
 
 
+@pytest.mark.slow
 def test_all_crawls_together_with_counts(shared_data: Path, tmp_path: Path) -> None:
     run("dedup", str(shared_data / "warc"), "--out", str(tmp_path), "--quiet", "--workers", "2")
     report = summary(tmp_path)

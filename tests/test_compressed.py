@@ -55,6 +55,7 @@ def test_round_trip_through_arrays(values: np.ndarray, block_bytes: int) -> None
     assert set(table.to_arrays()) == set(ARRAY_NAMES)
 
 
+@pytest.mark.slow
 @given(sorted_tables(), BLOCK_SIZES, st.data())
 @settings(max_examples=150, deadline=None)
 def test_range_equals_searchsorted(values: np.ndarray, block_bytes: int,

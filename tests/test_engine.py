@@ -4,7 +4,6 @@ workers, and a run that was killed resumes to the same outputs."""
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import random
 import signal
@@ -14,61 +13,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpora import write_corpus
 from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError
 from neardup.sources.splits import SHARED_BYTES
+from runs import assert_same_tables
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
-TABLES = ("documents", "pairs", "clusters")
 IGNORED = {"seconds", "cpu_seconds", "engine", "near"}
-
-
-def write_corpus(folder: Path, documents: int, files: int, seed: int) -> list[str]:
-    """JSONL files of random texts with exact copies, case variants and near-copies."""
-    rng = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(400)]
-    texts: list[str] = []
-    for _ in range(documents):
-        kind = rng.random()
-        if texts and kind < 0.15:
-            texts.append(rng.choice(texts))
-        elif texts and kind < 0.25:
-            texts.append(rng.choice(texts).upper())
-        elif texts and kind < 0.5:
-            words = rng.choice(texts).split()
-            for _ in range(max(1, len(words) // 60)):
-                words[rng.randrange(len(words))] = rng.choice(vocabulary)
-            texts.append(" ".join(words))
-        else:
-            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(80, 240))))
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for part in range(files):
-        path = folder / f"part-{part:02d}.jsonl"
-        rows = texts[part::files]
-        path.write_text("".join(json.dumps({"id": f"{part}-{i}", "text": text}) + "\n"
-                                for i, text in enumerate(rows)))
-        paths.append(str(path))
-    return paths
-
-
-def tables(folder: Path) -> dict[str, list[dict[str, Any]]]:
-    return {name: pq.read_table(folder / f"{name}.parquet").to_pylist() for name in TABLES}
 
 
 def assert_same_run(inputs: list[str], config: DedupConfig, tmp: Path,
                     options: EngineOptions) -> dict[str, Any]:
     _, memory = run_dedup(tuple(inputs), tmp / "memory", config, show_progress=False)
     engine = run_engine(inputs, tmp / "engine", config, options)
-    assert tables(tmp / "engine") == tables(tmp / "memory")
+    assert_same_tables(tmp / "engine", tmp / "memory")
     for key in memory.keys() - IGNORED:
         assert engine[key] == memory[key], key
     if "near" in memory:
@@ -96,6 +62,7 @@ def test_engine_equals_memory_on_malformed_files(method: str, tmp_path: Path) ->
     assert_same_run(inputs, DedupConfig(method=method, keep="longest"), tmp_path, options)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["simhash", "minhash"]), files=st.integers(1, 4),
@@ -122,9 +89,7 @@ def test_rerun_skips_finished_stages_and_gives_the_same_outputs(tmp_path: Path) 
     stamp = marker.stat().st_mtime_ns
     run_engine(inputs, tmp_path / "second", DedupConfig(), options)
     assert marker.stat().st_mtime_ns == stamp
-    for name in TABLES:
-        assert (tmp_path / "first" / f"{name}.parquet").read_bytes() == \
-            (tmp_path / "second" / f"{name}.parquet").read_bytes()
+    assert_same_tables(tmp_path / "second", tmp_path / "first", same_bytes=True)
 
 
 def test_work_directory_of_another_config_is_refused(tmp_path: Path) -> None:
@@ -182,6 +147,4 @@ def test_killed_runs_resume_to_identical_outputs(tmp_path: Path, layout: str) ->
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         subprocess.run(_dedup(inputs, out, work), check=True, env=env)
-        for name in TABLES:
-            assert (out / f"{name}.parquet").read_bytes() == \
-                (tmp_path / "clean" / f"{name}.parquet").read_bytes(), (trial, name)
+        assert_same_tables(out, tmp_path / "clean", same_bytes=True)

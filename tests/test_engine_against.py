@@ -6,7 +6,6 @@ hold only that. The merge join of new keys against kept ones equals brute force.
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corpora import planted_texts, prose, vocabulary, write_corpus, write_jsonl
 from neardup.config import DedupConfig, TemplateConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.candidates import BAND_ROW, CANDIDATE, SIMHASH_ROW
@@ -30,7 +30,7 @@ from neardup.engine.keystore import (
 from neardup.errors import ConfigError
 from neardup.index.bitperm import plan_arrays, prefix_masks
 from neardup.index.hamming import brute_force_pairs, design_for, table_pairs
-from test_engine import tables, write_corpus
+from runs import output_tables
 
 METHODS = ["simhash", "minhash"]
 
@@ -56,30 +56,14 @@ def _assert_restricted(mine: dict[str, list[dict[str, Any]]],
 
 def _hosted_corpus(folder: Path, documents: int, files: int, seed: int) -> list[str]:
     """JSONL pages of a few hosts, each host's pages framed by the same navigation text (a
-    site template), with exact and near copies across files."""
-    rng = random.Random(seed)
-    words = [f"w{i}" for i in range(500)]
-    frames = {h: " ".join(rng.choice(words) for _ in range(40)) for h in range(3)}
-    bodies: list[str] = []
-    rows = []
-    for index in range(documents):
-        if bodies and rng.random() < 0.3:
-            body = rng.choice(bodies).split()
-            body[rng.randrange(len(body))] = rng.choice(words)
-            text = " ".join(body)
-        else:
-            text = " ".join(rng.choice(words) for _ in range(rng.randint(80, 160)))
-        bodies.append(text)
-        host = index % 3
-        rows.append({"id": f"p{index}", "url": f"http://site{host}.example/{index}",
-                     "text": f"{frames[host]} {text} {frames[host]}"})
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for part in range(files):
-        path = folder / f"part-{part}.jsonl"
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows[part::files]))
-        paths.append(str(path))
-    return paths
+    site template), with near copies across files."""
+    words = vocabulary(500)
+    frames = [prose(seed * 3 + host + 1, 40, words) for host in range(3)]
+    texts = planted_texts(documents, seed, vocabulary=words, lengths=(80, 160), near=0.3)
+    rows = [{"id": f"p{index}", "url": f"http://site{index % 3}.example/{index}",
+             "text": f"{frames[index % 3]} {text} {frames[index % 3]}"}
+            for index, text in enumerate(texts)]
+    return write_jsonl(folder, rows, files)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -109,7 +93,7 @@ def test_against_reads_but_never_writes_the_old_keys(tmp_path: Path, method: str
                              dtype=CANDIDATE)
     assert (candidates["b"] >= old).all() and (candidates["a"] < old).any()  # old keys read
     run_engine(paths, tmp_path / "all", config, EngineOptions(work=tmp_path / "all-work"))
-    _assert_restricted(tables(tmp_path / "new"), tables(tmp_path / "all"), old,
+    _assert_restricted(output_tables(tmp_path / "new"), output_tables(tmp_path / "all"), old,
                        summary["documents"])
 
 
@@ -134,6 +118,7 @@ def test_kept_buckets_are_sorted(tmp_path: Path, method: str) -> None:
             assert np.array_equal(rows, sort_by_table(rows, plan))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_a_chain_of_three_runs_joins_every_earlier_key_folder(tmp_path: Path,
                                                                method: str) -> None:
@@ -152,7 +137,7 @@ def test_a_chain_of_three_runs_joins_every_earlier_key_folder(tmp_path: Path,
     for index in (1, 2):  # each equals a one-shot run over its files and the earlier ones
         one_shot = tmp_path / f"all{index}"
         run_engine(paths[:index + 1], one_shot, config, EngineOptions(work=tmp_path / f"w{index}"))
-        _assert_restricted(tables(tmp_path / f"out{index}"), tables(one_shot),
+        _assert_restricted(output_tables(tmp_path / f"out{index}"), output_tables(one_shot),
                            summaries[index]["against"]["old_documents"],
                            summaries[index]["documents"])
 
@@ -172,7 +157,7 @@ def test_templates_removed_emit_every_key_again(tmp_path: Path, method: str) -> 
     kept = read_keys(tmp_path / "new-work" / "near" / "candidates")
     assert kept is None if method == "minhash" else kept is not None and len(kept.folders) == 1
     run_engine(paths, tmp_path / "all", config, EngineOptions(work=tmp_path / "all-work"))
-    _assert_restricted(tables(tmp_path / "new"), tables(tmp_path / "all"),
+    _assert_restricted(output_tables(tmp_path / "new"), output_tables(tmp_path / "all"),
                        summary["against"]["old_documents"], summary["documents"])
 
 
@@ -185,7 +170,7 @@ def test_lost_old_keys_are_emitted_again(tmp_path: Path) -> None:
         work=tmp_path / "new-work"), against=tmp_path / "old-work")
     assert "old_key_folders" not in summary["near"]
     run_engine(paths, tmp_path / "all", config, EngineOptions(work=tmp_path / "all-work"))
-    _assert_restricted(tables(tmp_path / "new"), tables(tmp_path / "all"),
+    _assert_restricted(output_tables(tmp_path / "new"), output_tables(tmp_path / "all"),
                        summary["against"]["old_documents"], summary["documents"])
 
 

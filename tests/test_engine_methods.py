@@ -5,75 +5,29 @@ join is split over many bucket files (and a generated host whose pages share a t
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpora import write_sites
 from neardup.cli.dedup import run_dedup
 from neardup.config import ChunkConfig, DedupConfig, OverlapConfig, SketchConfig, TemplateConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.buckets import BucketWriter, spread
 from neardup.engine.counting import count_shared, run_pairs, shared_counts, sorted_keys
 from neardup.engine.keys import KEYED, keyed
+from runs import assert_same_tables
 from test_blocks import (
     test_against_equals_one_shot_run_restricted_to_new_documents as against_check,
 )
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
-TABLES = ("documents", "pairs", "clusters")
 JOINED = ("sketch", "supershingle", "chunks", "smfa")
-
-
-def _paragraph(rng: random.Random, words: int) -> str:
-    return " ".join(f"w{rng.randrange(300)}" for _ in range(words))
-
-
-def _page(paragraphs: list[str]) -> str:
-    body = "".join(f"<p>{p}</p>" for p in paragraphs)
-    return f"<html><body>{body}</body></html>"
-
-
-def write_sites(folder: Path, documents: int, seed: int) -> list[str]:
-    """JSONL of HTML pages on a few hosts; one host puts a shared frame (header, menu, footer)
-    around every page; exact copies, near-copies (a word changed) and contained pages (an
-    article inside a longer one) are planted."""
-    rng = random.Random(seed)
-    frame = [_paragraph(rng, 40) for _ in range(3)]
-    articles: list[list[str]] = []
-    rows = []
-    for index in range(documents):
-        host = rng.choice(["framed.example", "a.example", "b.example"])
-        kind = rng.random()
-        if articles and kind < 0.2:
-            body = list(rng.choice(articles))
-        elif articles and kind < 0.45:
-            body = [p.replace("w1 ", "w2 ", 1) for p in rng.choice(articles)]
-            body[-1] = body[-1] + " w7"
-        elif articles and kind < 0.55:
-            body = [*rng.choice(articles), _paragraph(rng, 30)]
-        else:
-            body = [_paragraph(rng, rng.randint(30, 80)) for _ in range(rng.randint(2, 4))]
-        articles.append(body)
-        shown = [frame[0], *body, frame[1], frame[2]] if host == "framed.example" else body
-        rows.append({"id": f"d{index}", "url": f"http://{host}/{index}", "html": _page(shown)})
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for part in range(2):
-        path = folder / f"sites-{part}.jsonl"
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows[part::2]))
-        paths.append(str(path))
-    return paths
-
-
-def _tables(folder: Path) -> dict[str, list[dict[str, Any]]]:
-    return {name: pq.read_table(folder / f"{name}.parquet").to_pylist() for name in TABLES}
 
 
 def _without_phases(near: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +38,7 @@ def assert_same(inputs: list[str], config: DedupConfig, tmp: Path,
                 options: EngineOptions) -> dict[str, Any]:
     _, memory = run_dedup(tuple(inputs), tmp / "memory", config, show_progress=False)
     engine = run_engine(inputs, tmp / "engine", config, options)
-    assert _tables(tmp / "engine") == _tables(tmp / "memory")
+    assert_same_tables(tmp / "engine", tmp / "memory")
     assert _without_phases(engine["near"]) == _without_phases(memory["near"])
     assert engine["templates"] == memory["templates"]
     return engine
@@ -134,6 +88,7 @@ def test_templates_read_only_the_hosts_with_enough_pages(tmp_path: Path) -> None
     assert summary["templates"]["hosts_with_templates"] >= 1
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(JOINED), chunk_docs=st.integers(1, 50),
@@ -173,17 +128,17 @@ def test_joined_methods_never_build_the_runs_prints(method: str, tmp_path: Path,
 
 
 def test_a_key_shared_by_many_documents_expands_in_bounded_pieces() -> None:
-    docs = np.arange(3000, dtype=np.int64) * 7
-    starts = np.array([0, 2990], dtype=np.int64)
-    lengths = np.array([2990, 10], dtype=np.int64)
+    docs = np.arange(600, dtype=np.int64) * 7
+    starts = np.array([0, 590], dtype=np.int64)
+    lengths = np.array([590, 10], dtype=np.int64)
     seen: set[tuple[int, int]] = set()
     sizes = []
-    for first, second in run_pairs(docs, starts, lengths, piece=5000):
+    for first, second in run_pairs(docs, starts, lengths, piece=1000):
         sizes.append(first.size)
         seen.update(zip(first.tolist(), second.tolist(), strict=True))
-    assert max(sizes) < 5000 + 3000
+    assert max(sizes) < 1000 + 600
     assert len(sizes) > 100
-    expected = 2990 * 2989 // 2 + 45
+    expected = 590 * 589 // 2 + 45
     assert len(seen) == expected == sum(sizes)
     assert all(a < b for a, b in list(seen)[:1000])
 
@@ -251,7 +206,7 @@ def test_coarse_counting_runs_in_the_engine_and_equals_the_sort_join(
     for name, config in (("sort", sort), ("coarse", coarse)):
         options = EngineOptions(work=tmp_path / f"work-{name}", chunk_docs=23, bucket_bytes=512)
         ran[name] = run_engine(inputs, tmp_path / name, config, options)
-    assert _tables(tmp_path / "coarse") == _tables(tmp_path / "sort")
+    assert_same_tables(tmp_path / "coarse", tmp_path / "sort")
     near = {name: summary["near"] for name, summary in ran.items()}
     assert near["coarse"]["algorithm"] == "coarse" and near["sort"]["algorithm"] == "sort"
     assert near["coarse"]["overlap_pairs"] == near["sort"]["overlap_pairs"] > 0

@@ -6,7 +6,6 @@ buckets so that every join and table is split over many files."""
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -15,67 +14,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpora import write_articles
 from neardup.cli.dedup import run_dedup
 from neardup.config import ChunkConfig, DedupConfig, OverlapConfig
 from neardup.config.overlap import ParagraphConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.near import near_tables, write_near_tables
+from runs import assert_same_tables, output_rows
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason=f"shared data absent: {DATA}")
-TABLES = ("documents", "pairs", "clusters")
 RELATIONS = ("fprint_docid", "url_map", "server_map")
 MEASURED = ("wall_seconds", "peak_bytes")
-
-
-def _sentence(rng: random.Random) -> str:
-    return " ".join(f"w{rng.randrange(400)}" for _ in range(rng.randint(6, 12))) + "."
-
-
-def _variant(rng: random.Random, sentences: list[str]) -> list[str]:
-    """A planted copy: reordered by blocks of three sentences (the same shingle paragraphs,
-    other shingles), one sentence changed, or a few sentences added."""
-    kind = rng.random()
-    if kind < 0.35:
-        blocks = [sentences[i:i + 3] for i in range(0, len(sentences), 3)]
-        rng.shuffle(blocks)
-        return [s for block in blocks for s in block]
-    if kind < 0.75:
-        changed = list(sentences)
-        changed[rng.randrange(len(changed))] = _sentence(rng)
-        return changed
-    return [*sentences, *(_sentence(rng) for _ in range(3))]
-
-
-def write_articles(folder: Path, documents: int, seed: int) -> list[str]:
-    """JSONL pages of sentences on three hosts (one framing every page with the same header and
-    footer): exact copies, reordered, edited and extended copies, and short pages."""
-    rng = random.Random(seed)
-    frame = [_sentence(rng) for _ in range(3)]
-    written: list[list[str]] = []
-    rows = []
-    for index in range(documents):
-        host = rng.choice(["framed.example", "a.example", "b.example"])
-        kind = rng.random()
-        if written and kind < 0.15:
-            sentences = list(rng.choice(written))
-        elif written and kind < 0.55:
-            sentences = _variant(rng, rng.choice(written))
-        elif kind < 0.65:
-            sentences = [_sentence(rng) for _ in range(3)]
-        else:
-            sentences = [_sentence(rng) for _ in range(rng.randint(9, 24))]
-        written.append(sentences)
-        shown = [*frame, *sentences, *frame] if host == "framed.example" else sentences
-        html = "<html><body><p>" + " ".join(shown) + "</p></body></html>"
-        rows.append({"id": f"d{index}", "url": f"http://{host}/{index}", "html": html})
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for part in range(2):
-        path = folder / f"articles-{part}.jsonl"
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows[part::2]))
-        paths.append(str(path))
-    return paths
 
 
 def _unmeasured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,22 +39,17 @@ def _near(summary: dict[str, Any]) -> dict[str, Any]:
     return near
 
 
-def _rows(folder: Path, name: str) -> list[dict[str, Any]]:
-    return pq.read_table(folder / f"{name}.parquet").to_pylist()
-
-
 def assert_same(inputs: list[str], config: DedupConfig, tmp: Path,
                 options: EngineOptions) -> dict[str, Any]:
     _, memory = run_dedup(tuple(inputs), tmp / "memory", config, show_progress=False)
     engine = run_engine(inputs, tmp / "engine", config, options)
-    for name in TABLES:
-        assert _rows(tmp / "engine", name) == _rows(tmp / "memory", name), name
+    assert_same_tables(tmp / "engine", tmp / "memory")
     assert _near(engine) == _near(memory)
     assert list(engine["near"]) == list(memory["near"])
     assert engine["templates"] == memory["templates"]
     if config.method == "shingle-paragraphs":
-        assert _unmeasured(_rows(tmp / "engine", "growth")) == _unmeasured(
-            _rows(tmp / "memory", "growth"))
+        assert _unmeasured(output_rows(tmp / "engine", "growth")) == _unmeasured(
+            output_rows(tmp / "memory", "growth"))
     if config.write_relations:
         for name in RELATIONS:  # the engine streams row groups: same schema and rows
             engine_table = pq.read_table(tmp / "engine" / f"{name}.parquet")
@@ -123,7 +68,9 @@ PARAGRAPHS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PARAGRAPHS))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.slow) if name == "level-70-one-sentence" else name
+    for name in sorted(PARAGRAPHS)])  # one sentence per paragraph: many more sets, 7 s of CPU
 def test_paragraphs_equal_memory_with_tiny_buckets(name: str, tmp_path: Path) -> None:
     inputs = write_articles(tmp_path / "corpus", 150, seed=11)
     options = EngineOptions(work=tmp_path / "work", chunk_docs=17, bucket_bytes=256)
@@ -136,6 +83,7 @@ def test_paragraphs_equal_memory_with_tiny_buckets(name: str, tmp_path: Path) ->
         assert near["near_duplicates"] > near["duplicates"]
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunk_docs=st.integers(1, 60), bucket_bytes=st.sampled_from([128, 4096, 1 << 22]),
@@ -161,6 +109,7 @@ RELATION_CONFIGS = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(RELATION_CONFIGS)), chunk_docs=st.integers(1, 60),
@@ -191,7 +140,7 @@ def test_relation_tables_stream_to_the_rows_they_hold(tmp_path: Path) -> None:
         write_near_tables(near, out, fmt)
         for name, rows in held.items():
             if fmt == "parquet":
-                written = _rows(out, name)
+                written = output_rows(out, name)
             else:
                 written = [json.loads(line) for line in
                            (out / f"{name}.jsonl").read_text().splitlines()]

@@ -4,14 +4,13 @@ work directory gives the same outputs again, and exact copies share one shingle 
 from __future__ import annotations
 
 import fnmatch
-import json
 import random
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 
+from corpora import planted_texts, text_rows, vocabulary, write_jsonl
 from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig, MinHashConfig, ShingleConfig
 from neardup.document import Document
@@ -30,30 +29,16 @@ from neardup.engine.partition import (
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.methods.prints import DocumentPrints
+from runs import assert_same_tables
 
-TABLES = ("documents", "pairs", "clusters")
 _FIELDS = ("id", "url", "host", "source", "offset", "fetched", "length", "text_chars", "tokens",
            "identical", "lexical", "shingle", "simhash", "revisit_of", "links")
 
 
 def _texts(count: int, seed: int) -> list[str]:
     """Random texts, a share of them exact copies, case variants or near copies of others."""
-    rng = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(300)]
-    texts: list[str] = []
-    for _ in range(count):
-        kind = rng.random()
-        if texts and kind < 0.2:
-            texts.append(rng.choice(texts))
-        elif texts and kind < 0.3:
-            texts.append(rng.choice(texts).upper())
-        elif texts and kind < 0.5:
-            words = rng.choice(texts).split()
-            words[rng.randrange(len(words))] = rng.choice(vocabulary)
-            texts.append(" ".join(words))
-        else:
-            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(60, 160))))
-    return texts
+    return planted_texts(count, seed, vocabulary=vocabulary(300), lengths=(60, 160), exact=0.2,
+                         upper=0.1, near=0.2)
 
 
 def _prints(config: DedupConfig, texts: list[str]) -> list[DocumentPrints]:
@@ -110,16 +95,8 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
 
 
 def _corpus(folder: Path, texts: list[str], host: str | None = None) -> list[str]:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "corpus.jsonl"
-    rows = [{"id": f"d{i}", "text": text} | ({"url": f"http://{host}/p{i}"} if host else {})
-            for i, text in enumerate(texts)]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return [str(path)]
-
-
-def _tables(out: Path) -> dict[str, bytes]:
-    return {name: (out / f"{name}.parquet").read_bytes() for name in TABLES}
+    return write_jsonl(folder, text_rows(texts, url=(lambda i: f"http://{host}/p{i}") if host
+                                         else None))
 
 
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
@@ -142,7 +119,7 @@ def test_a_kept_work_directory_gives_the_same_outputs_again(tmp_path: Path,
         assert (partition / "bands.npy").exists() == (method == "minhash")
         assert not (partition / "signatures.npy").exists()
     second = run_engine(inputs, tmp_path / "second", config, options)
-    assert _tables(tmp_path / "second") == _tables(tmp_path / "first")
+    assert_same_tables(tmp_path / "second", tmp_path / "first", same_bytes=True)
     measured = ("seconds", "cpu_seconds")
     assert {k: v for k, v in second.items() if k not in measured} == \
         {k: v for k, v in first.items() if k not in measured}
@@ -161,9 +138,7 @@ def test_minhash_with_templates_recomputes_the_pruned_signatures(tmp_path: Path)
     options = EngineOptions(work=tmp_path / "work", chunk_docs=16, bucket_bytes=2048)
     engine = run_engine(inputs, tmp_path / "engine", config, options)
     assert engine["templates"]["hosts_with_templates"] == 1
-    for name in TABLES:
-        assert pq.read_table(tmp_path / "engine" / f"{name}.parquet").to_pylist() == \
-            pq.read_table(tmp_path / "memory" / f"{name}.parquet").to_pylist(), name
+    assert_same_tables(tmp_path / "engine", tmp_path / "memory")
     assert engine["near"]["candidates"] == memory["near"]["candidates"]
     assert engine["near"]["verified"] == memory["near"]["verified"] > 0
 

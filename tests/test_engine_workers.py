@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corpora import write_corpus, write_sites
 from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.engine import EngineOptions, run_engine
@@ -28,8 +29,7 @@ from neardup.methods.fingerprinter import Fingerprinter
 from neardup.sources import lineblocks
 from neardup.sources.gunzip import GZIP_ERRORS, gunzip
 from neardup.sources.lineblocks import deal_lines
-from test_engine import TABLES, tables, write_corpus
-from test_engine_methods import write_sites
+from runs import TABLES, assert_same_tables, output_tables
 
 PAIR_FILES = {"exact/pairs.bin": PAIR, "near/pairs.bin": PAIR,
               "near/candidates/pairs.bin": CANDIDATE}
@@ -45,6 +45,7 @@ def _files(out: Path, work: Path) -> dict[str, bytes]:
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=st.sampled_from(["simhash", "minhash"]),
@@ -76,8 +77,8 @@ def test_bucket_stages_give_the_same_files_for_any_workers_and_buckets(
     assert found["many"] == found["one"]  # byte for byte, whatever the workers
     for name in (*ARRAYS, *PAIR_FILES):  # the same records, whatever the buckets
         assert found["one"][name] == found["large"][name], name
-    for name in TABLES:  # (the Parquet row groups follow the buckets; the rows do not)
-        assert tables(tmp / "one")[name] == tables(tmp / "large")[name]
+    # (the Parquet row groups follow the buckets; the rows do not)
+    assert_same_tables(tmp / "one", tmp / "large")
 
 
 def _lines_of(data: bytes) -> list[bytes]:
@@ -169,13 +170,13 @@ def test_against_reuses_the_old_near_pairs_along_a_chain(tmp_path: Path, method:
             work=works[index], chunk_docs=30, bucket_bytes=1024, workers=1 + index % 2),
             against=works[index - 1] if index else None))
     run_engine(paths, tmp_path / "all", config, EngineOptions(work=tmp_path / "all-work"))
-    everything = tables(tmp_path / "all")
+    everything = output_tables(tmp_path / "all")
     old = 0
     for index in (1, 2):
         old += summaries[index - 1]["documents"] if index == 1 else \
             summaries[index - 1]["against"]["new_documents"]
         assert summaries[index]["against"]["old_documents"] == old
-        mine = tables(tmp_path / f"out{index}")
+        mine = output_tables(tmp_path / f"out{index}")
         end = old + summaries[index]["against"]["new_documents"]  # later files add no pair here
         assert mine["pairs"] == [p for p in everything["pairs"]
                                  if old <= max(p["a"], p["b"]) < end]

@@ -193,6 +193,7 @@ def _raw_record(url: str, http: bytes) -> bytes:
     return head + http + b"\r\n\r\n"
 
 
+@pytest.mark.slow
 def test_truncated_brotli_payload_is_visible_in_the_printed_summary(tmp_path: Path) -> None:
     page = _page(2000)
     brotli = pytest.importorskip("brotli")

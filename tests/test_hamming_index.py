@@ -36,6 +36,7 @@ def _triples(matches: Matches) -> set[tuple[int, int, int]]:
                    strict=True))
 
 
+@pytest.mark.slow
 @given(clustered(), clustered(), st.sampled_from(DESIGNS), st.integers(0, 3), st.booleans())
 @settings(max_examples=150, deadline=None)
 def test_online_and_batch_equal_brute_force(stored: list[int], queries: list[int],

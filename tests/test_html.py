@@ -123,6 +123,7 @@ def test_empty_input_gives_empty_results() -> None:
     assert parse_page(b"") == Page(text="")
 
 
+@pytest.mark.slow
 def test_huge_page_is_handled() -> None:
     paragraph = b'<div><p>paragraph %d with <a href="/p%d">a link</a> &amp; text</p></div>\n'
     raw = b"<html><body>" + b"".join(paragraph % (i, i % 1000) for i in range(150_000))
@@ -333,6 +334,7 @@ def _snippet_rates(pages: AnnotatedPages, main_content: bool) -> tuple[float, fl
     return kept / with_total, dropped / without_total
 
 
+@pytest.mark.slow
 def test_main_content_on_trafilatura_eval_pages(annotated_pages: AnnotatedPages) -> None:
     pages = annotated_pages
     assert len(pages) > 800

@@ -10,13 +10,13 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from corpora import write_corpus, write_pages
 from neardup.cli.main import cli
 from neardup.config import DedupConfig, KeywordConfig
 from neardup.engine import EngineOptions
 from neardup.errors import ConfigError
 from neardup.fingerprints.keywords import Keywords, cosine, pair_cosines
-from test_engine import DATA, assert_same_run, needs_data, write_corpus
-from test_presets import write_pages
+from test_engine import DATA, assert_same_run, needs_data
 
 
 def test_keywords_are_the_most_frequent_terms_without_stop_words() -> None:

@@ -6,18 +6,17 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup._types import U32
 from neardup.config.overlap import OverlapConfig, parse_bytes
 from neardup.errors import ConfigError
 from neardup.overlap.coarse import coarse_overlap
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, sort_overlap
 
-U32 = npt.NDArray[np.uint32]
 Triples = list[tuple[int, int, int]]
 
 

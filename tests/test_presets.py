@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from corpora import write_pages
 from neardup.cli.main import cli
 from neardup.config import ShingleConfig, SimHashConfig
 from neardup.errors import ConfigError
@@ -23,29 +23,6 @@ from neardup.fingerprints.simhash import SimHash, simhash_from_hashes
 from neardup.index.planner import plan
 from neardup.presets import PRESETS, preset
 from neardup.text.segment import pereira_sentences
-
-WORDS = [f"w{i}x" for i in range(3000)]
-
-
-def _paragraph(rng: random.Random, words: int) -> list[str]:
-    return [rng.choice(WORDS) for _ in range(words)]
-
-
-def _page(paragraphs: list[list[str]]) -> str:
-    body = "\n".join(f"<p>{' '.join(p)}.</p>" for p in paragraphs)
-    return f"<html><head><title>t</title></head><body>\n{body}\n</body></html>\n"
-
-
-def write_pages(folder: Path, seed: int = 7) -> None:
-    """Six unrelated pages of 80 paragraphs (3 of them long), and a near-copy of the first with
-    two words of one short paragraph changed."""
-    rng = random.Random(seed)
-    folder.mkdir()
-    pages = [[_paragraph(rng, 40 if i < 3 else 12) for i in range(80)] for _ in range(6)]
-    copy = [list(p) for p in pages[0]]
-    copy[50][3], copy[50][7] = "changed", "edited"
-    for index, paragraphs in enumerate([*pages, copy]):
-        (folder / f"page{index}.html").write_text(_page(paragraphs), encoding="utf-8")
 
 
 def dedup(name: str, tmp_path: Path, *extra: str) -> tuple[dict[str, Any], set[tuple[int, int]]]:

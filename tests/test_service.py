@@ -276,6 +276,7 @@ def test_the_client_and_group_commit(server: Server) -> None:
     assert denied.value.status == 401
 
 
+@pytest.mark.slow
 def test_a_full_queue_answers_503_and_the_client_retries(tmp_path: Path) -> None:
     running = start_server(tmp_path / "store", "--queue-limit", "1",
                            token_file=_token_file(tmp_path))
@@ -306,6 +307,7 @@ def _token_file(directory: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_short_token_and_binds_loopback_by_default(tmp_path: Path) -> None:
     short = tmp_path / "short"
     short.write_text("abc")

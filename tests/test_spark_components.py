@@ -6,12 +6,12 @@ chains, random parts, repeated edges and self-loops."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-import numpy.typing as npt
 import pytest
 
+from neardup._types import I8, I64
 from neardup.cluster.relations import RELATIONS
 from neardup.cluster.unionfind import components
 from neardup.engine.pairfiles import PAIR
@@ -23,7 +23,7 @@ pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installe
 pytestmark = pytest.mark.filterwarnings(  # PySpark's notice about pandas 3 (mapInArrow)
     "ignore:PySpark does not yet fully support pandas:FutureWarning")
 
-Graph = tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64]]
+Graph = tuple[int, I64, I64]
 
 
 def _graph(seed: int) -> Graph:
@@ -34,7 +34,7 @@ def _graph(seed: int) -> Graph:
     order = rng.permutation(count)
     pieces, next_node = [], 0
 
-    def take(size: int) -> npt.NDArray[np.int64]:
+    def take(size: int) -> I64:
         nonlocal next_node
         nodes = order[next_node:next_node + size]
         next_node += size
@@ -57,7 +57,7 @@ def _graph(seed: int) -> Graph:
     return count, edges[0], edges[1]
 
 
-def _write(folder: Path, graph: Graph, seed: int) -> tuple[list[Path], npt.NDArray[np.int8]]:
+def _write(folder: Path, graph: Graph, seed: int) -> tuple[list[Path], I8]:
     """The graph's edges as two pair files (and a missing third); returns them and the relation
     code of each edge."""
     _, a, b = graph
@@ -71,7 +71,7 @@ def _write(folder: Path, graph: Graph, seed: int) -> tuple[list[Path], npt.NDArr
     return files, records["relation"]
 
 
-def _expected(graph: Graph, relations: npt.NDArray[np.int8]) -> tuple[Any, Any]:
+def _expected(graph: Graph, relations: I8) -> tuple[Any, Any]:
     count, a, b = graph
     strongest = np.full(count, len(RELATIONS), dtype=np.int8)
     np.minimum.at(strongest, a, relations)
@@ -115,6 +115,13 @@ def test_small_remainder_finished_on_driver(spark: SparkSession, tmp_path: Path)
     assert 0 < report["driver_edges"] <= 300
 
 
-def test_few_pairs_never_start_spark(spark: SparkSession, tmp_path: Path) -> None:
-    report = _run(spark, tmp_path, 4, 10_000)
+class _NoSpark:
+    """Stands for the Spark session where none may be used: any use fails the test."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"Spark was used (session.{name})")
+
+
+def test_few_pairs_never_start_spark(tmp_path: Path) -> None:
+    report = _run(cast("SparkSession", _NoSpark()), tmp_path, 4, 10_000)
     assert report["rounds"] == 0 and report["driver_edges"] == report["pairs"]

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
 import pytest
 
+from corpora import planted_texts, text_rows, vocabulary, write_jsonl
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import SourceError
+from runs import assert_same_tables, summary_facts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,29 +27,9 @@ pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installe
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 WARC = SHARED / "warc"
 PAGES = SHARED / "html" / "trafilatura-eval" / "pages"
-TABLES = ("documents", "pairs", "clusters")
 METHODS = ("simhash", "minhash", "sketch", "chunks")
 needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
                                 reason="no Java runtime for Spark")
-
-
-def _tables(folder: Path) -> dict[str, Any]:
-    return {name: pq.read_table(folder / f"{name}.parquet") for name in TABLES}
-
-
-TIMINGS = {"seconds", "cpu_seconds", "engine", "phases"}
-"""Summary keys that hold timings or say how the run executed (not what it found)."""
-
-
-def _without_timings(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _without_timings(item) for key, item in value.items() if key not in TIMINGS}
-    return value
-
-
-def _summary(folder: Path) -> dict[str, Any]:
-    summary: dict[str, Any] = _without_timings(json.loads((folder / "summary.json").read_text()))
-    return summary
 
 
 def assert_same(spark: SparkSession, inputs: list[str], config: DedupConfig, tmp: Path,
@@ -61,11 +41,8 @@ def assert_same(spark: SparkSession, inputs: list[str], config: DedupConfig, tmp
                EngineOptions(work=tmp / "local-work", chunk_docs=chunk_docs))
     summary = run_in_session(spark, inputs, tmp / "spark", config,
                              EngineOptions(work=tmp / "spark-work", chunk_docs=chunk_docs))
-    local, distributed = _tables(tmp / "local"), _tables(tmp / "spark")
-    for name in TABLES:
-        assert distributed[name].num_rows == local[name].num_rows, name
-        assert distributed[name].equals(local[name]), name
-    assert _summary(tmp / "spark") == _summary(tmp / "local")
+    assert_same_tables(tmp / "spark", tmp / "local", types=True)
+    assert summary_facts(tmp / "spark") == summary_facts(tmp / "local")
     assert summary["engine"]["executor"] == "spark"
     return summary
 
@@ -93,33 +70,11 @@ def test_every_warc_file_and_the_trafilatura_pages(spark: SparkSession, tmp_path
 
 def _generated(folder: Path, documents: int, files: int, seed: int) -> list[str]:
     """JSONL files of short random texts with exact copies, case variants and near-copies."""
-    rng = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(2000)]
-    texts: list[str] = []
-    for _ in range(documents):
-        kind = rng.random()
-        if texts and kind < 0.1:
-            texts.append(rng.choice(texts))
-        elif texts and kind < 0.15:
-            texts.append(rng.choice(texts).upper())
-        elif texts and kind < 0.35:
-            words = rng.choice(texts).split()
-            for _ in range(rng.randint(1, 3)):
-                words[rng.randrange(len(words))] = rng.choice(vocabulary)
-            texts.append(" ".join(words))
-        else:
-            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(40, 90))))
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for part in range(files):
-        path = folder / f"part-{part:02d}.jsonl"
-        rows = [json.dumps({"id": f"{part}-{i}", "text": text}) + "\n"
-                for i, text in enumerate(texts[part::files])]
-        if part == 0:
-            rows.insert(3, "{not json\n")  # a bad line: skipped and counted by both engines
-        path.write_text("".join(rows))
-        paths.append(str(path))
-    return paths
+    texts = planted_texts(documents, seed, vocabulary=vocabulary(2000), lengths=(40, 90),
+                          exact=0.1, upper=0.05, near=0.2, edits=lambda rng, _: rng.randint(1, 3))
+    rows: list[dict[str, Any] | str] = [*text_rows(texts)]
+    rows.insert(3 * files, "{not json")  # the first file's fourth line: skipped and counted
+    return write_jsonl(folder, rows, files)
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +94,7 @@ def test_a_generated_corpus_of_20000_documents(spark: SparkSession, corpus: list
     assert summary["duplicates"] > 1000
 
 
+@pytest.mark.slow
 @needs_java
 def test_a_failed_spark_task_is_one_line_naming_the_cause(spark: SparkSession) -> None:
     from neardup.engine.spark.failure import failure_line, is_spark_error

@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import random
 import shutil
 import signal
 from collections.abc import Callable, Iterator
@@ -19,9 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from corpora import planted_texts, vocabulary
 from neardup.config import DedupConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError, SourceError
+from runs import TIMINGS, assert_same_tables, summary_facts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,7 +31,6 @@ pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installe
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 WARC = SHARED / "warc"
-TABLES = ("documents", "pairs", "clusters")
 SPLIT_BYTES = 1 << 16
 """Hadoop's largest input split in these tests: a JSONL file of a few hundred KB is read by
 several tasks."""
@@ -59,20 +59,6 @@ def _local_names(value: Any, root: str) -> Any:
     return value
 
 
-def _table(path: Path, root: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = _local_names(pq.read_table(path).to_pylist(), root)
-    return rows
-
-
-def _summary(folder: Path, root: str) -> dict[str, Any]:
-    summary = _local_names(json.loads((folder / "summary.json").read_text()), root)
-    kept = {key: value for key, value in summary.items()
-            if key not in ("seconds", "cpu_seconds", "engine", "inputs")}
-    if isinstance(kept.get("near"), dict):  # the stage timings of the local candidates stage
-        kept["near"] = {key: value for key, value in kept["near"].items() if key != "phases"}
-    return kept
-
-
 def assert_same(spark: SparkSession, local: list[str], uris: list[str], root: Path, tmp: Path,
                 config: DedupConfig, chunk_docs: int) -> dict[str, Any]:
     """The local engine on ``local`` and Spark on ``uris`` (the same files): equal tables and
@@ -83,10 +69,10 @@ def assert_same(spark: SparkSession, local: list[str], uris: list[str], root: Pa
                EngineOptions(work=tmp / "local-work", chunk_docs=chunk_docs))
     summary = run_in_session(spark, uris, tmp / "spark", config,
                              EngineOptions(work=tmp / "spark-work", chunk_docs=chunk_docs))
-    for name in TABLES:
-        expected = pq.read_table(tmp / "local" / f"{name}.parquet").to_pylist()
-        assert _table(tmp / "spark" / f"{name}.parquet", str(root)) == expected, name
-    assert _summary(tmp / "spark", str(root)) == _summary(tmp / "local", str(root))
+    assert_same_tables(tmp / "spark", tmp / "local", rows=partial(_local_names, root=str(root)))
+    ignored = TIMINGS | {"inputs"}
+    assert _local_names(summary_facts(tmp / "spark", ignored), str(root)) == \
+        _local_names(summary_facts(tmp / "local", ignored), str(root))
     assert summary["inputs"] == uris
     return summary
 
@@ -108,17 +94,7 @@ def test_warc_files_by_glob_and_folder_uri(spark: SparkSession, tmp_path: Path) 
 
 
 def _texts(count: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    vocabulary = [f"w{i}" for i in range(500)]
-    texts: list[str] = []
-    for _ in range(count):
-        if texts and rng.random() < 0.3:
-            words = rng.choice(texts).split()
-            words[rng.randrange(len(words))] = rng.choice(vocabulary)
-            texts.append(" ".join(words))
-        else:
-            texts.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(30, 60))))
-    return texts
+    return planted_texts(count, seed, vocabulary=vocabulary(500), lengths=(30, 60), near=0.3)
 
 
 def _jsonl(folder: Path, count: int) -> tuple[Path, Path]:
@@ -282,6 +258,7 @@ def test_files_named_as_hadoop_skips_them_are_read_as_locally(spark: SparkSessio
     assert "unreadable-file" not in summary["sources"]["skipped"]
 
 
+@pytest.mark.slow
 def test_resuming_over_a_changed_uri_input_is_refused(spark: SparkSession, tmp_path: Path) -> None:
     """A URI's size and time are part of the work directory's identity, as a local path's."""
     from neardup.engine.spark.run import run_in_session
@@ -299,6 +276,7 @@ def test_resuming_over_a_changed_uri_input_is_refused(spark: SparkSession, tmp_p
         run_in_session(spark, [f"file://{path}"], tmp_path / "out", DedupConfig(), options)
 
 
+@pytest.mark.slow
 def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path) -> None:
     from neardup.engine.spark.run import run_in_session
 
@@ -309,6 +287,7 @@ def test_a_missing_uri_is_one_line_naming_it(spark: SparkSession, tmp_path: Path
     assert str(caught.value) == f"{missing}: no such file or directory"
 
 
+@pytest.mark.slow
 def test_a_lost_python_worker_is_one_line_naming_the_cause(spark: SparkSession) -> None:
     from neardup.engine.spark.failure import SparkJobError, as_job_error
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from corpora import edited_documents
 from neardup.cli.main import cli
 from neardup.config import StoreConfig
 from neardup.document import Document
@@ -24,23 +25,6 @@ from neardup.store import open_store
 VOCABULARY = [f"word{i}" for i in range(3000)]
 
 
-def _corpus(count: int, seed: int) -> list[Document]:
-    """Random 200-word texts; every third one is a copy of an earlier one with 0-3 words
-    changed."""
-    rng = random.Random(seed)
-    texts: list[list[str]] = []
-    for i in range(count):
-        if i % 3 == 2:
-            words = list(texts[rng.randrange(len(texts))])
-            for _ in range(rng.randrange(4)):
-                words[rng.randrange(len(words))] = rng.choice(VOCABULARY)
-        else:
-            words = [rng.choice(VOCABULARY) for _ in range(200)]
-        texts.append(words)
-    return [Document(id=f"d{seed}-{i}", raw=" ".join(t).encode(), kind="text",
-                     url=f"http://site{i % 7}.example/{seed}/{i}") for i, t in enumerate(texts)]
-
-
 def _simhashes(store_dir: Path) -> tuple[np.ndarray, np.ndarray]:
     with open_store(store_dir, read_only=True) as store:
         rows = store.db.execute("SELECT doc, simhash FROM documents ORDER BY doc").fetchall()
@@ -49,7 +33,7 @@ def _simhashes(store_dir: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_queries_equal_brute_force_across_segments_and_delta(tmp_path: Path) -> None:
-    docs = _corpus(300, seed=1)
+    docs = edited_documents(300, seed=1)
     with open_store(tmp_path / "s", flush_every=70) as store:
         store.add(docs[:250])
         store.add(docs[250:])          # 50 stay in the delta (the insert log)
@@ -86,7 +70,7 @@ def test_a_query_reports_relation_distance_and_sketch_scores(tmp_path: Path) -> 
 
 
 def test_clusters_do_not_depend_on_batches(tmp_path: Path) -> None:
-    docs = _corpus(240, seed=2)
+    docs = edited_documents(240, seed=2)
     with open_store(tmp_path / "one") as store:
         store.add(docs)
         whole = store.db.execute("SELECT cluster FROM documents ORDER BY doc").fetchall()
@@ -100,7 +84,7 @@ def test_clusters_do_not_depend_on_batches(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("compress", [False, True])
 def test_reopening_keeps_everything_and_compaction_merges(tmp_path: Path, compress: bool) -> None:
-    docs = _corpus(150, seed=3)
+    docs = edited_documents(150, seed=3)
     with open_store(tmp_path / "s", StoreConfig(compress=compress), flush_every=40) as store:
         store.add(docs[:100])
         store.add(docs[100:])
@@ -127,12 +111,12 @@ def test_one_writer_at_a_time(tmp_path: Path) -> None:
         open_store(tmp_path / "s")
     with open_store(tmp_path / "s", read_only=True) as reader, \
             pytest.raises(OutputError, match="read-only"):
-        reader.add(_corpus(1, seed=4))
+        reader.add(edited_documents(1, seed=4))
 
 
 def test_truncated_segment_and_manifest_are_named(tmp_path: Path) -> None:
     with open_store(tmp_path / "s") as store:
-        store.add(_corpus(30, seed=5))
+        store.add(edited_documents(30, seed=5))
         store.flush()
         segment = tmp_path / "s" / "segments" / store.segments[0].name
     tables = segment / "tables.npy"
@@ -148,12 +132,12 @@ def test_truncated_segment_and_manifest_are_named(tmp_path: Path) -> None:
 WRITER = """
 import sys
 sys.path.insert(0, {tests!r})
-from test_store import _corpus
+from corpora import edited_documents
 from neardup.store import open_store
 store = open_store({store!r}, flush_every=90)
 print("ready", flush=True)
 for round in range(1000):
-    report = store.add(_corpus(40, seed=100 + round))
+    report = store.add(edited_documents(40, seed=100 + round))
     print(len(store) - 1, flush=True)
 """
 
@@ -197,7 +181,7 @@ def test_acknowledged_inserts_survive_kill_9(tmp_path: Path) -> None:
 
 
 def test_index_query_compact_commands(tmp_path: Path) -> None:
-    docs = _corpus(30, seed=6)
+    docs = edited_documents(30, seed=6)
     jsonl = tmp_path / "docs.jsonl"
     jsonl.write_text("".join(json.dumps({"id": d.id, "url": d.url, "text": d.raw.decode()})
                              + "\n" for d in docs))
@@ -271,7 +255,7 @@ def test_lost_and_found_across_sweeps(tmp_path: Path) -> None:
 
 def test_the_report_reads_a_store(tmp_path: Path) -> None:
     with open_store(tmp_path / "s") as store:
-        store.add(_corpus(60, seed=11), sweep="a")
+        store.add(edited_documents(60, seed=11), sweep="a")
         documents, clusters = store.tables()
         assert documents.num_rows == clusters.num_rows == 60
         kept = clusters.column("kept").to_pylist()
@@ -285,7 +269,7 @@ def test_the_report_reads_a_store(tmp_path: Path) -> None:
 
 def test_a_planned_design_drives_the_store(tmp_path: Path) -> None:
     jsonl = tmp_path / "docs.jsonl"
-    docs = _corpus(45, seed=12)
+    docs = edited_documents(45, seed=12)
     jsonl.write_text("".join(json.dumps({"id": d.id, "text": d.raw.decode()}) + "\n"
                              for d in docs))
     store = str(tmp_path / "s")
@@ -313,7 +297,7 @@ def test_the_manifest_keeps_the_whole_config(tmp_path: Path, config: StoreConfig
 
 
 def test_index_is_idempotent_on_id_and_bytes(tmp_path: Path) -> None:
-    docs = _corpus(20, seed=11)
+    docs = edited_documents(20, seed=11)
     jsonl = tmp_path / "docs.jsonl"
     jsonl.write_text("".join(json.dumps({"id": d.id, "url": d.url, "text": d.raw.decode()})
                              + "\n" for d in docs))

@@ -25,16 +25,16 @@ from pathlib import Path
 
 import pytest
 
+from corpora import edited_documents
 from neardup.errors import NeardupError
 from neardup.store import Store, open_store
-from test_store import _corpus
 
 ROUND = 25
 """Documents per add in the writer children (one SQLite transaction each)."""
 
 
 def _round_docs(number: int) -> list:  # type: ignore[type-arg]
-    return _corpus(ROUND, seed=1000 + number)
+    return edited_documents(ROUND, seed=1000 + number)
 
 
 def _child(work: Callable[[Callable[[str], None]], None]) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from corpora import text_documents, vocabulary
 from neardup.cli.main import cli
 from neardup.cluster.sweeps import lost_and_found_report
 from neardup.config import SketchConfig, StoreConfig
@@ -18,7 +19,7 @@ from neardup.errors import ConfigError
 from neardup.store import open_store
 from neardup.store.urls import sightings, similar_to_url, url_cluster
 
-VOCABULARY = [f"v{i}x" for i in range(5000)]
+VOCABULARY = vocabulary(5000, prefix="v", suffix="x")
 
 
 def _pages(count: int, words: int, seed: int) -> list[list[str]]:
@@ -34,8 +35,8 @@ def _edited(words: list[str], edits: int, rng: random.Random) -> list[str]:
 
 
 def _docs(pages: list[list[str]], prefix: str) -> list[Document]:
-    return [Document(id=f"{prefix}{i}", raw=" ".join(p).encode(), kind="text",
-                     url=f"http://{prefix}.example/{i}") for i, p in enumerate(pages)]
+    return text_documents([" ".join(p) for p in pages], prefix,
+                          url=lambda i: f"http://{prefix}.example/{i}")
 
 
 def _found(store_dir: Path, config: StoreConfig, old: list[Document],

@@ -9,13 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import I64
+from neardup._types import BOOL, I64
 
 __all__ = ["CrawlSavings", "crawl_savings", "first_of_groups"]
-
-Mask = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +33,7 @@ class CrawlSavings:
         return self.bytes_skipped / self.bytes if self.bytes else 0.0
 
 
-def first_of_groups(labels: I64) -> Mask:
+def first_of_groups(labels: I64) -> BOOL:
     """True for the first document (in input order) of each group: the one a crawler keeps."""
     keep = np.zeros(labels.size, dtype=bool)
     if labels.size:
@@ -45,7 +42,7 @@ def first_of_groups(labels: I64) -> Mask:
     return keep
 
 
-def crawl_savings(kept: Mask, lengths: I64) -> CrawlSavings:
+def crawl_savings(kept: BOOL, lengths: I64) -> CrawlSavings:
     """The savings of skipping every document not ``kept``; ``lengths`` are payload bytes."""
     lengths = np.asarray(lengths, dtype=np.int64)
     return CrawlSavings(pages=int(kept.size), pages_skipped=int(np.count_nonzero(~kept)),

@@ -10,9 +10,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import I64
+from neardup._types import BOOL, F64, I64
 from neardup.analysis.dedupdir import DedupRun, column_array, column_list
 from neardup.analysis.distribution import (
     Spike,
@@ -92,7 +91,7 @@ def links_section(run: DedupRun, label: str, seed_urls: Sequence[str], top: int)
 
 
 def _link_figures(parts: dict[str, PartStats], labels: I64,
-                  reached: npt.NDArray[np.bool_]) -> tuple[Figure, ...]:
+                  reached: BOOL) -> tuple[Figure, ...]:
     shares = Series("duplicates", tuple(parts), tuple(p.duplicate_share for p in parts.values()))
     return (Figure("bars", "Duplicates per part (Pereira Table 4)", "",
                    "duplicates, share of the part's documents", (shares,), percent=True),
@@ -124,7 +123,7 @@ def _parts_table(parts: dict[str, PartStats]) -> Table:
                        for name, p in parts.items()))
 
 
-def _part_series(labels: I64, reached: npt.NDArray[np.bool_]) -> tuple[Series, ...]:
+def _part_series(labels: I64, reached: BOOL) -> tuple[Series, ...]:
     series = []
     for name, mask in (("complete", np.ones(labels.size, dtype=bool)), ("connected", reached),
                        ("disconnected", ~reached)):
@@ -194,7 +193,7 @@ def _estimates_table(growth: Growth, estimates: Sequence[GrowthEstimate], actual
                   *repeat_unit("number", len(own))), tuple(rows))
 
 
-def _at(values: npt.NDArray[np.float64], iteration: int) -> float | None:
+def _at(values: F64, iteration: int) -> float | None:
     value = float(values[iteration - 1])
     return None if math.isnan(value) else value
 

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import I64
+from neardup._types import BOOL, I64
 from neardup.errors import ConfigError
 
 __all__ = [
@@ -36,8 +35,6 @@ __all__ = [
     "part_stats",
     "seeds_for_urls",
 ]
-
-Mask = npt.NDArray[np.bool_]
 
 
 def normalize_url(url: str | None) -> str | None:
@@ -112,7 +109,7 @@ def link_graph(doc_urls: Sequence[str | None], link_docs: Iterable[int],
     return graph_from_edges(len(doc_urls), np.array(source, np.int64), np.array(target, np.int64))
 
 
-def crawl(graph: LinkGraph, seeds: I64) -> Mask:
+def crawl(graph: LinkGraph, seeds: I64) -> BOOL:
     """The documents reached from ``seeds`` by following links (breadth-first, seeds included)."""
     reached = np.zeros(graph.count, dtype=bool)
     frontier = np.unique(np.asarray(seeds, dtype=np.int64))
@@ -167,7 +164,7 @@ class PartStats:
         return self.duplicates / self.documents if self.documents else 0.0
 
 
-def part_stats(labels: I64, part: Mask) -> PartStats:
+def part_stats(labels: I64, part: BOOL) -> PartStats:
     """:class:`PartStats` of the documents in ``part``, clusters restricted to the part."""
     sizes = np.bincount(labels[part]) if np.any(part) else np.empty(0, dtype=np.int64)
     clustered = sizes[sizes >= 2]
@@ -199,7 +196,7 @@ class ConnectedCoverage:
         return self.useful_reached / self.useful if self.useful else 0.0
 
 
-def connected_coverage(labels: I64, reached: Mask) -> ConnectedCoverage:
+def connected_coverage(labels: I64, reached: BOOL) -> ConnectedCoverage:
     """Clusters of the whole collection with at least one reached member, and unique documents
     of the whole collection that were reached."""
     if labels.size == 0:

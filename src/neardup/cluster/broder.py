@@ -29,7 +29,6 @@ import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup._types import F64, I64, U64
 from neardup.cluster.unionfind import components
@@ -94,7 +93,7 @@ def expand_sorted(flat: U64, offsets: I64, piece: int = DEFAULT_PIECE) -> Shingl
     return ShingleRuns(values, docs)
 
 
-def _run_bounds(values: npt.NDArray[np.uint64] | I64) -> tuple[I64, I64]:
+def _run_bounds(values: U64 | I64) -> tuple[I64, I64]:
     """Start and length of each run of equal values."""
     if values.size == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)

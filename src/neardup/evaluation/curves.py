@@ -15,9 +15,8 @@ import re
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import F64
+from neardup._types import BOOL, F64
 from neardup.errors import OutputError
 from neardup.evaluation.metrics import Sweep, sweep
 from neardup.evaluation.run import Evaluation, MethodResult
@@ -33,7 +32,7 @@ def curve_stem(method: str) -> str:
     return _UNSAFE.sub("-", method).strip("-") or "method"
 
 
-def curve_of(result: MethodResult, labels: npt.NDArray[np.bool_]) -> tuple[F64, Sweep]:
+def curve_of(result: MethodResult, labels: BOOL) -> tuple[F64, Sweep]:
     """The rule's parameters and the confusion counts at each of them."""
     rule = result.rule
     parameters = rule.curve_parameters(result.values)

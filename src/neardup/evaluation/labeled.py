@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import BOOL
 from neardup.errors import ConfigError, SourceError
 
 __all__ = [
@@ -106,7 +106,7 @@ class LabeledSet:
 
     source: str
     pairs: tuple[LabeledPair, ...]
-    positive: npt.NDArray[np.bool_]
+    positive: BOOL
     dropped: dict[str, int]
 
     def __len__(self) -> int:

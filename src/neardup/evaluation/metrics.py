@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from neardup._types import F64, I64
+from neardup._types import BOOL, F64, I64
 from neardup.errors import ConfigError
 from neardup.methods.scoring import ThresholdGrid
 
@@ -42,10 +42,8 @@ __all__ = [
     "sweep",
 ]
 
-Bools = npt.NDArray[np.bool_]
 
-
-def _arrays(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[F64, Bools]:
+def _arrays(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[F64, BOOL]:
     values = np.asarray(scores, dtype=np.float64).ravel()
     truth = np.asarray(labels, dtype=np.bool_).ravel()
     if values.shape != truth.shape:

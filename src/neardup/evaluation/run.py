@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import F64
+from neardup._types import BOOL, F64, I64
 from neardup.config import DedupConfig
 from neardup.errors import ConfigError
 from neardup.evaluation.documents import TOKENIZERS, PairDocuments, Tokenize
@@ -40,8 +39,6 @@ from neardup.evaluation.metrics import (
 from neardup.evaluation.scorers import Rule, Scorer, scorer
 
 __all__ = ["Evaluation", "EvaluationConfig", "MethodResult", "evaluate", "finite"]
-
-Bools = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +93,7 @@ class MethodResult:
     values: F64
     auc: float
     threshold: float
-    predicted: Bools
+    predicted: BOOL
     decision: Confusion
     cross_validation: CrossValidation | None = None
     in_sample: Confusion | None = None
@@ -104,7 +101,7 @@ class MethodResult:
     note: str | None = None
     """Why the calibration refused the rule of best F1 (it marked every pair positive)."""
 
-    def as_dict(self, groups: list[str], positive: Bools) -> dict[str, Any]:
+    def as_dict(self, groups: list[str], positive: BOOL) -> dict[str, Any]:
         rule = self.rule
         out: dict[str, Any] = {"rule": rule.text, "auc": finite(self.auc),
                                "threshold": _parameter(rule, self.threshold),
@@ -128,7 +125,7 @@ class MethodResult:
         out["ranking"] = sorted(means, key=lambda group: (-means[group], group))
         return out
 
-    def _groups(self, groups: list[str], positive: Bools) -> dict[str, dict[str, Any]]:
+    def _groups(self, groups: list[str], positive: BOOL) -> dict[str, dict[str, Any]]:
         names = np.array(groups, dtype=object)
         summary = {}
         for group in sorted(set(groups)):
@@ -180,7 +177,7 @@ def _values(method: Scorer, documents: PairDocuments, config: EvaluationConfig,
     return values
 
 
-def _refusal(rule: Rule, scores: F64, truth: Bools) -> str | None:
+def _refusal(rule: Rule, scores: F64, truth: BOOL) -> str | None:
     """A note when the rule of best F1 on these pairs would mark every pair positive."""
     best = best_threshold(scores, truth, rule.threshold_grid())
     if not accepts_everything(scores, best):
@@ -192,7 +189,7 @@ def _refusal(rule: Rule, scores: F64, truth: Bools) -> str | None:
 
 def _judge(method: Scorer, values: F64, labeled: LabeledSet, threshold: float,
            folds: CrossValidation | None = None,
-           predicted: Bools | None = None, note: str | None = None) -> MethodResult:
+           predicted: BOOL | None = None, note: str | None = None) -> MethodResult:
     """The result at ``threshold``; with ``folds``, the decisions are the out-of-fold ones."""
     rule = method.rule
     scores, truth = rule.scores(values), labeled.positive
@@ -207,7 +204,7 @@ def _judge(method: Scorer, values: F64, labeled: LabeledSet, threshold: float,
 
 
 def _cross_validated(method: Scorer, values: F64, labeled: LabeledSet,
-                     assignment: npt.NDArray[np.int64]) -> MethodResult:
+                     assignment: I64) -> MethodResult:
     rule = method.rule
     scores, truth = rule.scores(values), labeled.positive
     grid = rule.threshold_grid()

@@ -33,10 +33,9 @@ paragraph would represent the document".
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
-from neardup._types import I64, U8, U64
+from neardup._types import BOOL, I64, U8, U64
 from neardup.config.overlap import ChunkConfig
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
 from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
@@ -94,7 +93,7 @@ def _ends_sentence(buf: U8, i: int, length: int,
 
 
 @njit(cache=True, inline="always")
-def _boundary(buf: U8, i: int, length: int, ids: I64, used: npt.NDArray[np.bool_],
+def _boundary(buf: U8, i: int, length: int, ids: I64, used: BOOL,
               classes: U8) -> bool:  # pragma: no cover - compiled
     """At a separator: a line break ends the line and the sentence, a full stop the sentence
     (ids move on only past a unit that holds tokens). True at the end of a line without tokens."""

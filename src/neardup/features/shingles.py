@@ -10,10 +10,9 @@ are the hot path of every fingerprint, hence numba.
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
-from neardup._types import U64
+from neardup._types import U8, U64
 
 __all__ = ["distinct", "shingle_hashes", "shingle_set", "token_hashes"]
 
@@ -35,7 +34,7 @@ def _fmix64(h: np.uint64) -> np.uint64:
 
 
 @njit(cache=True)
-def _token_hashes(buf: npt.NDArray[np.uint8]) -> U64:  # pragma: no cover - compiled
+def _token_hashes(buf: U8) -> U64:  # pragma: no cover - compiled
     out = np.empty(buf.size // 2 + 1, dtype=np.uint64)
     count = 0
     h = _FNV_OFFSET

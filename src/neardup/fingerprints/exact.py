@@ -13,9 +13,9 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 import xxhash
 
+from neardup._types import U64
 from neardup.config import ExactConfig, HashName
 
 __all__ = ["ExactPrints", "digest64", "exact_prints"]
@@ -40,7 +40,7 @@ class ExactPrints:
 def exact_prints(
     raw: bytes,
     canonical: bytes,
-    shingle_set: npt.NDArray[np.uint64],
+    shingle_set: U64,
     config: ExactConfig = ExactConfig(),
 ) -> ExactPrints:
     """Fingerprints of a document at the three exact levels (see the module docstring)."""

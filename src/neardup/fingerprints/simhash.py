@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from neardup._types import U64
+from neardup._types import F64, U64
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import distinct, shingle_hashes
@@ -27,9 +27,8 @@ from neardup.text.stopwords import stop_words
 __all__ = ["SimHash", "hamming_distance", "simhash_from_hashes"]
 
 
-
 @njit(cache=True)
-def _weighted_counters(hashes: U64, weights: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _weighted_counters(hashes: U64, weights: F64) -> F64:
     counters = np.zeros(64, dtype=np.float64)
     for index in range(hashes.size):
         h = hashes[index]
@@ -40,7 +39,7 @@ def _weighted_counters(hashes: U64, weights: npt.NDArray[np.float64]) -> npt.NDA
 
 
 @njit(cache=True)
-def _majority_counters(hashes: U64) -> npt.NDArray[np.float64]:
+def _majority_counters(hashes: U64) -> F64:
     """Equal weights: counter i is (number of 1-bits) - (number of 0-bits) at bit i."""
     ones = np.zeros(64, dtype=np.int64)
     for h in hashes:
@@ -50,7 +49,7 @@ def _majority_counters(hashes: U64) -> npt.NDArray[np.float64]:
 
 
 @njit(cache=True)
-def _signs(counters: npt.NDArray[np.float64]) -> np.uint64:
+def _signs(counters: F64) -> np.uint64:
     fingerprint = np.uint64(0)
     for bit in range(64):
         if counters[bit] > 0:

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup._types import I64, U64
+from neardup._types import I64, U16, U64
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.index import blockcodec
 from neardup.index.huffman import canonical_codes, check_lengths, code_lengths, decode_table
@@ -172,7 +172,7 @@ class CompressedTable:
         """``8 * nbytes / len``: 64 would be no compression (0.0 for an empty table)."""
         return 8 * self.nbytes / len(self) if len(self) else 0.0
 
-    def decoder(self) -> tuple[U64, U64, I64, npt.NDArray[np.uint16], int, int]:
+    def decoder(self) -> tuple[U64, U64, I64, U16, int, int]:
         """(words, keys, offsets, decode table, peek bits, words per block): what the compiled
         :func:`neardup.index.blockcodec.decode_range` takes, for callers that probe from their
         own compiled loops."""

@@ -12,9 +12,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import I64
+from neardup._types import F64, I64, U64
 from neardup.errors import ConfigError
 from neardup.index.hamming import equal_key_pairs, pack_pairs, unique_pairs
 
@@ -33,7 +32,7 @@ class LSHBands:
         return float(1.0 - (1.0 - resemblance**self.rows) ** self.bands)
 
 
-def _area(curve: npt.NDArray[np.float64], grid: npt.NDArray[np.float64]) -> float:
+def _area(curve: F64, grid: F64) -> float:
     if grid.size < 2:
         return 0.0
     return float(np.sum((curve[1:] + curve[:-1]) * np.diff(grid)) / 2.0)
@@ -67,7 +66,7 @@ def choose_bands(num_perm: int, threshold: float, fp_weight: float = 0.5) -> LSH
     return best
 
 
-def band_keys(signatures: npt.NDArray[np.uint64], band: int, rows: int) -> npt.NDArray[np.uint64]:
+def band_keys(signatures: U64, band: int, rows: int) -> U64:
     """One 64-bit key per document for one band (a polynomial mix of its rows)."""
     block = signatures[:, band * rows : (band + 1) * rows]
     key = np.full(block.shape[0], ((band + 1) * 0x9E3779B97F4A7C15) & (2**64 - 1), dtype=np.uint64)
@@ -77,7 +76,7 @@ def band_keys(signatures: npt.NDArray[np.uint64], band: int, rows: int) -> npt.N
     return key
 
 
-def lsh_pairs(signatures: npt.NDArray[np.uint64], bands: LSHBands) -> tuple[I64, I64]:
+def lsh_pairs(signatures: U64, bands: LSHBands) -> tuple[I64, I64]:
     """Every pair (i < j) of rows whose signatures agree on all rows of at least one band."""
     if signatures.ndim != 2 or signatures.shape[1] < bands.bands * bands.rows:
         raise ConfigError(f"signatures of shape {signatures.shape} too short for {bands}")

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from neardup._types import I64, U64
+from neardup._types import I64, U16, U64
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.index.bitperm import (
     PlanArrays,
@@ -144,7 +144,7 @@ def _scan_against_queries(stored: U64, permuted_queries: U64, query_order: I64, 
 
 
 @njit(cache=True)
-def _probe_compressed(words: U64, keys: U64, offsets: I64, table: npt.NDArray[np.uint16],
+def _probe_compressed(words: U64, keys: U64, offsets: I64, table: U16,
                       peek: int, block_words: int, starts: I64, widths: I64, count: int,
                       prefix: int, earlier: U64, query: np.uint64, k: int, out: U64,
                       found: int) -> int:  # pragma: no cover - compiled

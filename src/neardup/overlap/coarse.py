@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from neardup._types import I64, U8, U32, U64
+from neardup._types import BOOL, I64, U8, U32, U64
 from neardup.features.shingles import _fmix64, distinct
 from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor
@@ -250,7 +250,7 @@ def _copies(relations: Relations, n: int) -> tuple[I64, I64, I64]:
 
 @njit(cache=True)
 def _sample_rows(fprints: U32, seed: np.uint64, cutoff: np.uint64,
-                 chosen: npt.NDArray[np.bool_]) -> int:  # pragma: no cover - compiled
+                 chosen: BOOL) -> int:  # pragma: no cover - compiled
     """Mark the rows whose fingerprint is sampled (its hash below ``cutoff``); the number of
     distinct fingerprints sampled."""
     sampled = 0

@@ -34,9 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 
-from neardup._types import BOOL, I64, U64
+from neardup._types import BOOL, F64, I64, U64
 from neardup.cluster.unionfind import components
 from neardup.overlap.phases import PhaseMeter
 
@@ -178,7 +177,7 @@ def _found_clusters(count: int, pairs: tuple[I64, I64], weights: I64, loaded: BO
     return roots, weight[roots], size[roots]
 
 
-def found_probability(count: int, processed: int, sizes: I64) -> npt.NDArray[np.float64]:
+def found_probability(count: int, processed: int, sizes: I64) -> F64:
     """The probability that a random set of ``processed`` of ``count`` documents holds at least
     one member of a cluster of each of ``sizes``: ``1 - C(n - s, k) / C(n, k)``."""
     largest = int(sizes.max()) if sizes.size else 0

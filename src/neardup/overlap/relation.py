@@ -13,13 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
-from neardup._types import I64, U32, U64
+from neardup._types import BOOL, I64, U32, U64
 
 __all__ = ["ChunkRelation", "PairCursor", "fill_pairs", "split_keys"]
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +53,7 @@ class ChunkRelation:
         """The number of (document pair, shared fingerprint) occurrences: sum of k(k-1)/2."""
         return int(_pair_total(self.fprints))
 
-    def select(self, keep: npt.NDArray[np.bool_]) -> ChunkRelation:
+    def select(self, keep: BOOL) -> ChunkRelation:
         """The rows where ``keep`` is true (the order stays sorted); copied in one pass, without
         the index arrays that boolean indexing would build."""
         count = int(np.count_nonzero(keep))
@@ -87,7 +85,7 @@ def _pair_total(fprints: U32) -> int:  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _compact(fprints: U32, docs: U32, keep: npt.NDArray[np.bool_], out_fprints: U32,
+def _compact(fprints: U32, docs: U32, keep: BOOL, out_fprints: U32,
              out_docs: U32) -> None:  # pragma: no cover - compiled
     at = 0
     for i in range(keep.size):

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.index.tables import Matches
 from neardup.store.formats import ROW_FIELDS, SegmentEntry, read_segment
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["BatchMatch", "QueryPrint", "StoredChunk", "batch_k", "chunk_fingerprints",
            "indexed", "local_pairs", "resolve", "stored_chunks"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 FIELD = {name: ROW_FIELDS.index(name) for name in ROW_FIELDS}
 
 

@@ -22,9 +22,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 
+from neardup._types import U64
 from neardup.cluster.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
@@ -125,7 +125,7 @@ class Store:
     def _load_segment(self, entry: formats.SegmentEntry, verify: bool) -> PermutedTables:
         arrays = formats.read_segment(self.root, entry, verify)
         try:
-            tables: npt.NDArray[np.uint64] | list[CompressedTable] = (
+            tables: U64 | list[CompressedTable] = (
                 [CompressedTable.from_arrays({n: arrays[f"table{t}.{n}"] for n in ARRAY_NAMES},
                                              verify=verify)
                  for t in range(len(plans(self.config)))]
@@ -247,7 +247,7 @@ class Store:
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
 
-    def _stored_matches(self, fps: npt.NDArray[np.uint64]) -> Matches:
+    def _stored_matches(self, fps: U64) -> Matches:
         """The stored fingerprints within max_k of each of ``fps``: probed one by one for a
         few (a crawler's add), in Manku's batch mode for many."""
         if fps.size > SMALL_BATCH:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup.config import DEFAULT_MIN_RESEMBLANCE, SketchConfig
 from neardup.fingerprints.sketch import estimate_resemblance
@@ -25,8 +24,6 @@ from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
 from neardup.store.printer import StoreFeatures
 
 __all__ = ["Content", "Side", "compare", "content_features", "resembles"]
-
-U64 = npt.NDArray[np.uint64]
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.config import TemplateConfig
 from neardup.errors import CorruptDataError
 from neardup.features.templates import NO_HOST, REPORTED_HOSTS, host_key
@@ -40,8 +41,6 @@ __all__ = ["SHINGLE", "SKETCH", "HostCounts", "NewPage", "PageValues", "count_pa
            "new_features", "page_values", "recount", "stored_counts", "template_summary",
            "value_checksum", "value_checksums"]
 
-U64 = npt.NDArray[np.uint64]
-I64 = npt.NDArray[np.int64]
 SKETCH = 0
 SHINGLE = 1
 KINDS = {SKETCH: "sketch_values", SHINGLE: "shingles"}

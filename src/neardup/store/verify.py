@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import BOOL, I64, U64
 from neardup.config import SketchConfig
 from neardup.index.tables import Matches
 from neardup.store.content import Side, compare, resembles
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = ["content_matches", "counted_and_judged"]
 
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
-B = npt.NDArray[np.bool_]
 Facts = tuple[Side | None, tuple[int, int, int]]
 """A page of a match: its content side (None without a sketch) and (identical, lexical, tokens)."""
 FIELDS = {name: ROW_FIELDS.index(name) for name in ("host", "identical", "lexical", "tokens")}
@@ -63,7 +60,7 @@ def counted_and_judged(store: Store, batch: Sequence[NewPage], positions: I64,
 
 
 def content_matches(store: Store, batch: Sequence[NewPage], query: I64, stored: I64,
-                    a: I64, b: I64) -> tuple[B, B]:
+                    a: I64, b: I64) -> tuple[BOOL, BOOL]:
     """Which matches stand: (batch position ``query[i]``, stored doc ``stored[i]``) and
     (batch positions ``a[j]``, ``b[j]``); call inside the add's transaction."""
     keep_stored = np.ones(query.size, dtype=np.bool_)

@@ -21,9 +21,9 @@ from __future__ import annotations
 import unicodedata
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
 
+from neardup._types import U8
 from neardup.text.nfkc import nfkc_casefold
 
 __all__ = ["canonical_bytes", "canonical_text", "canonical_tokens"]
@@ -32,10 +32,10 @@ SEPARATOR, WORD, STANDALONE = 0, 1, 2
 _BMP = 0x10000
 _STANDALONE_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 _ASTRAL_STANDALONE = (0x20000, 0x3FFFF)  # CJK extensions B..H
-_classes: npt.NDArray[np.uint8] | None = None
+_classes: U8 | None = None
 
 
-def _code_point_classes() -> npt.NDArray[np.uint8]:
+def _code_point_classes() -> U8:
     """The class of every code point of the Basic Multilingual Plane (built once, ~20 ms)."""
     global _classes
     if _classes is None:
@@ -52,7 +52,7 @@ def _code_point_classes() -> npt.NDArray[np.uint8]:
 
 @njit(cache=True)
 def _class_at(
-    buf: npt.NDArray[np.uint8], i: int, classes: npt.NDArray[np.uint8]
+    buf: U8, i: int, classes: U8
 ) -> tuple[int, int]:
     """(class, length in bytes) of the UTF-8 character starting at ``buf[i]``."""
     lead = buf[i]
@@ -73,8 +73,8 @@ def _class_at(
 
 @njit(cache=True)
 def _canonicalize(
-    buf: npt.NDArray[np.uint8], classes: npt.NDArray[np.uint8]
-) -> npt.NDArray[np.uint8]:  # pragma: no cover - compiled
+    buf: U8, classes: U8
+) -> U8:  # pragma: no cover - compiled
     out = np.empty(buf.size * 2, dtype=np.uint8)
     n = 0
     i = 0

@@ -22,8 +22,9 @@ from __future__ import annotations
 import unicodedata
 
 import numpy as np
-import numpy.typing as npt
 from numba import njit
+
+from neardup._types import U8
 
 __all__ = ["nfkc_casefold", "nfkc_casefold_full", "unstable_code_points"]
 
@@ -32,7 +33,7 @@ _CJK_COMPATIBILITY = (0x2F800, 0x2FA1F)  # the only code points past plane 1 NFK
 _ELLIPSIS = "\u2026"  # "...": the chunkers end a sentence at it as they do at "..."
 _BOUNDARIES = frozenset(".!?\n\r\x0b\x0c")
 _HANGUL_VOWELS_AND_FINALS = (0x1160, 0x11FF)
-_unstable: npt.NDArray[np.uint8] | None = None
+_unstable: U8 | None = None
 
 
 def nfkc_casefold_full(text: str) -> str:
@@ -50,7 +51,7 @@ def _ascii_punctuation(text: str) -> bool:
     return text.isascii() and not any(c.isalnum() or c in _BOUNDARIES for c in text)
 
 
-def unstable_code_points() -> npt.NDArray[np.uint8]:
+def unstable_code_points() -> U8:
     """1 for each code point of planes 0 and 1 whose presence in folded text sends it to the
     full path (built once, about 50 ms)."""
     global _unstable
@@ -75,8 +76,8 @@ def unstable_code_points() -> npt.NDArray[np.uint8]:
 
 
 @njit(cache=True)
-def _needs_full(buf: npt.NDArray[np.uint8],
-                unstable: npt.NDArray[np.uint8]) -> bool:  # pragma: no cover - compiled
+def _needs_full(buf: U8,
+                unstable: U8) -> bool:  # pragma: no cover - compiled
     i = 0
     while i < buf.size:
         lead = buf[i]
