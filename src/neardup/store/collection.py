@@ -28,7 +28,14 @@ import pyarrow as pa
 from neardup.cluster.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
-from neardup.errors import ConfigError, CorruptDataError, OutputError, StoreError
+from neardup.errors import (
+    ConfigError,
+    CorruptDataError,
+    NeardupError,
+    OutputError,
+    SourceError,
+    StoreError,
+)
 from neardup.index.compressed import ARRAY_NAMES, CompressedTable
 from neardup.index.hamming import hamming_pairs
 from neardup.index.segmented import HammingIndex
@@ -39,7 +46,7 @@ from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.export import arrow_tables
 from neardup.store.hosts import template_summary
-from neardup.store.integrity import checked_next_doc
+from neardup.store.integrity import checked_commits, checked_next_doc, read_record
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
@@ -81,6 +88,7 @@ class Store:
         self.meta_path = root / formats.META
         self._mutex = threading.RLock()
         self._loaded: dict[str, PermutedTables] = {}
+        self._record: int | None = None
         self._lock = None if read_only else _lock(root)
         try:
             self._open()
@@ -95,12 +103,23 @@ class Store:
             _, self.segments, manifest_next = formats.read_manifest(self.root)
             self.db = formats.connect_meta(self.root, self.read_only)
             self.index = self._index_of(self.segments)
+        record = read_record(self.root)         # before the database: never ahead of it
         with self._sqlite(), formats.snapshot(self.db):
+            self.commits = checked_commits(self.db, self.root, record)
             self.next_doc = checked_next_doc(self.db, self.root, self.segments,
                                              manifest_next)
             self._load_log()
+        if not self.read_only:
+            self._record = formats.open_record(self.root)
+            if record != formats.CommitRecord(self.commits, self.next_doc):
+                self._write_record()
         self.removed_debris = ([] if self.read_only else
                                formats.remove_debris(self.root, self.segments))
+
+    def _write_record(self) -> None:
+        assert self._record is not None
+        formats.write_record(self._record, self.root,
+                             formats.CommitRecord(self.commits, self.next_doc))
 
     @contextmanager
     def _sqlite(self) -> Iterator[None]:
@@ -169,9 +188,24 @@ class Store:
         """Add documents, committed batch by batch, each batch in one SQLite transaction (its
         rows, sketches, postings, cluster merges and the document counter) or not at all. A
         document already stored (same id, byte-identical) is counted ``already_stored`` and
-        not stored again. ``record`` lists each document's number in the report."""
+        not stored again. ``record`` lists each document's number in the report.
+
+        The report says exactly what was committed: a failure after a commit (the automatic
+        flush on a full disk, the commit record) is listed in its ``warnings``, the documents
+        staying committed in the log; a batch that fails to commit raises, its message naming
+        the documents of this add committed before it."""
         self._writable()
         report = AddReport(outcomes=[] if record else None)
+        try:
+            self._add_all(docs, sweep, workers, progress, report)
+        except NeardupError as error:
+            if report.first_doc is None and not report.already_stored:
+                raise
+            raise _after_commits(error, report) from error
+        return report
+
+    def _add_all(self, docs: Iterable[Document], sweep: str | None, workers: int,
+                 progress: Callable[[int], None] | None, report: AddReport) -> None:
         factory = functools.partial(store_fingerprinter, self.config)
         batch: list[DocumentPrints] = []
         for prints in ordered_map(factory, _payloads(docs), workers):
@@ -185,7 +219,6 @@ class Store:
             self._add_batch(batch, sweep, report)
         if progress is not None:
             progress(report.added + report.already_stored)
-        return report
 
     def _new_only(self, batch: list[DocumentPrints]
                   ) -> tuple[list[DocumentPrints], list[tuple[str, int, bool]]]:
@@ -213,8 +246,12 @@ class Store:
             if fresh:
                 self._commit(fresh, sweep, report)
             report.already(outcomes)
-        if self.index.delta_size >= self.flush_every:
-            self.flush()
+        if self.index.delta_size >= self.flush_every and not report.warnings:
+            try:
+                self.flush()
+            except NeardupError as error:     # the batch is committed: said, not raised
+                report.warnings.append(f"the flush after the add failed ({error}); the "
+                                       "documents are committed and stay in the insert log")
 
     def _commit(self, batch: list[DocumentPrints], sweep: str | None,
                 report: AddReport) -> None:
@@ -237,15 +274,21 @@ class Store:
             sketches = sketch_rows(docs, batch)
             db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
             db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
-            db.execute("INSERT OR REPLACE INTO counters VALUES ('next_doc', ?)",
-                       (first + len(batch),))
+            db.executemany("INSERT OR REPLACE INTO counters VALUES (?, ?)",
+                           [("next_doc", first + len(batch)), ("commits", self.commits + 1)])
             if self.config.sketch_clusters is not None:
                 from neardup.store.urls import merge_sketch_clusters
 
                 merge_sketch_clusters(self, docs, batch)
         self.next_doc += len(batch)
+        self.commits += 1
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
+        try:
+            self._write_record()
+        except OutputError as error:          # the batch is committed: said, not raised
+            report.warnings.append(f"{error}; documents {first}..{first + len(batch) - 1} are "
+                                   "committed, their commit record not written")
 
     def _stored_matches(self, fps: npt.NDArray[np.uint64]) -> Matches:
         """The stored fingerprints within max_k of each of ``fps``: probed one by one for a
@@ -274,6 +317,8 @@ class Store:
         segment = self.index.freeze()
         if segment is None:
             return None
+        if self._record is not None:
+            formats.sync_record(self._record, self.root)
         first = self.segments[-1].last + 1 if self.segments else 0
         entry = self._write(segment, (first, self.next_doc - 1))
         self._replace_segments([], entry)
@@ -417,6 +462,11 @@ class Store:
                         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 db.close()
                 del self.db
+            if self._record is not None:
+                with suppress(OSError):               # best effort, as the checkpoint
+                    os.fsync(self._record)
+                os.close(self._record)
+                self._record = None
             if self._lock is not None:
                 os.close(self._lock)
                 self._lock = None
@@ -426,6 +476,18 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _after_commits(error: NeardupError, report: AddReport) -> NeardupError:
+    """``error``, of the same kind, saying what the add had committed before it."""
+    done = (f"before it, this add committed {report.added} documents ({report.first_doc}.."
+            f"{report.last_doc}) and found {report.already_stored} already stored")
+    if isinstance(error, SourceError):
+        return SourceError(error.path, f"{error.cause}; {done}")
+    try:
+        return type(error)(f"{error}; {done}")
+    except TypeError:                         # an error class with another signature
+        return NeardupError(f"{error}; {done}")
 
 
 def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
@@ -486,4 +548,10 @@ def _create(root: Path, config: StoreConfig) -> None:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(f"{root}: {error.strerror or error}") from error
+    record = formats.open_record(root)
+    try:
+        formats.write_record(record, root, formats.CommitRecord(0, 0))
+        formats.sync_record(record, root)
+    finally:
+        os.close(record)
     formats.write_manifest(root, config_to_dict(config), [], 0)

@@ -90,7 +90,9 @@ class AddReport:
     """What an add did: documents added, documents already stored (same id, byte-identical:
     not stored again), how many had a near-copy already stored or earlier in the same add, and
     the documents added (first and last number). ``outcomes``, when asked for, lists each
-    document in input order as (id, doc number, already stored)."""
+    document in input order as (id, doc number, already stored). ``warnings`` lists what
+    failed after documents were committed (the automatic flush, the commit record): the
+    documents it reports added are stored all the same."""
 
     added: int = 0
     already_stored: int = 0
@@ -101,6 +103,7 @@ class AddReport:
     last_doc: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     outcomes: list[tuple[str, int, bool]] | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def already(self, outcomes: list[tuple[str, int, bool]]) -> None:
         """Count the documents of a committed batch found already stored (and list every
@@ -123,7 +126,7 @@ class AddReport:
         return {"added": self.added, "already_stored": self.already_stored, "empty": self.empty,
                 "matched_stored": self.matched_stored,
                 "matched_in_batch": self.matched_in_batch, "first_doc": self.first_doc,
-                "last_doc": self.last_doc}
+                "last_doc": self.last_doc, "warnings": list(self.warnings)}
 
 
 IDENTICAL = ROW_FIELDS.index("identical")
