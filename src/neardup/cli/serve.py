@@ -58,13 +58,17 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
               help="Documents in the insert log before a segment is written.")
 @click.option("--queue-limit", type=click.IntRange(1), default=512, show_default=True,
               help="Adds waiting for the writer before further adds get 503.")
+@click.option("--public-reads", is_flag=True,
+              help="Answer the read routes (/v1/query, /v1/documents/{id}, /v1/clusters/{id}, "
+                   "/v1/lost-and-found) and /metrics without the token; writes still need it.")
 @click.option("--write-openapi", type=click.Path(path_type=Path), default=None,
               help="Write the OpenAPI schema to this file and exit.")
 def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path | None,
-                  max_body_bytes: int, flush_every: int, queue_limit: int,
+                  max_body_bytes: int, flush_every: int, queue_limit: int, public_reads: bool,
                   write_openapi: Path | None) -> None:
-    """Serve a store over HTTP: POST /v1/documents (token), POST /v1/query,
-    GET /v1/documents/{id}, /v1/clusters/{id}, /v1/lost-and-found?url=, /healthz, /metrics."""
+    """Serve a store over HTTP: POST /v1/documents, POST /v1/query, GET /v1/documents/{id},
+    /v1/clusters/{id}, /v1/lost-and-found?url=, /metrics (all with the token: Authorization:
+    Bearer TOKEN; reads without it with --public-reads), and /healthz (open)."""
     try:
         import uvicorn
 
@@ -81,7 +85,8 @@ def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path
 
     with open_store(store_dir, flush_every=flush_every) as store:
         config = ServiceConfig(token=_token(store_dir, token_file),
-                               max_body_bytes=max_body_bytes, queue_limit=queue_limit)
+                               max_body_bytes=max_body_bytes, queue_limit=queue_limit,
+                               public_reads=public_reads)
         click.echo(f"neardup: serving {store_dir} ({len(store)} documents) on "
                    f"http://{host}:{port}; write token in "
                    f"{token_file or store_dir / TOKEN_FILE}", err=True)
