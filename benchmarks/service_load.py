@@ -158,9 +158,10 @@ def summary(tally: Tally, seconds: float) -> dict[str, Any]:
 def check_adds(port: int, ids: list[str]) -> int:
     missing = 0
     for doc_id in ids:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/documents/{doc_id}",
+                                         headers={"Authorization": f"Bearer {TOKEN}"})
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/documents/{doc_id}",
-                                        timeout=30) as answer:
+            with urllib.request.urlopen(request, timeout=30) as answer:
                 missing += answer.status != 200
         except OSError:
             missing += 1

@@ -183,3 +183,32 @@ def test_a_segment_folder_that_is_a_file_is_named(tmp_path: Path) -> None:
     (store_dir / "segments").write_text("not a folder")
     with pytest.raises(CorruptDataError, match=f"^{store_dir / 'segments'}: "):
         open_store(store_dir)
+
+
+def _ids(matches: list) -> list[tuple[str, int]]:  # type: ignore[type-arg]
+    return [(m.id, m.distance) for m in matches]
+
+
+def test_a_reader_refreshed_sees_every_commit_flush_and_merge(tmp_path: Path) -> None:
+    store_dir = tmp_path / "s"
+    with open_store(store_dir, flush_every=10**6) as writer:
+        writer.add(_round_docs(0))
+        reader = open_store(store_dir, read_only=True)
+        try:
+            assert reader.refresh() is False                  # nothing new
+            probes = []
+            for number in range(1, 9):
+                writer.add(_round_docs(number))
+                if number % 3 == 0:
+                    writer.flush()                             # a new segment, merges
+                if number == 7:
+                    writer.compact()
+                assert reader.refresh() is True
+                assert (len(reader), reader.commits) == (len(writer), writer.commits)
+                assert [s.name for s in reader.segments] == [s.name for s in writer.segments]
+                probes += _round_docs(number)[::6]
+                for doc in probes:
+                    assert _ids(reader.query(doc)) == _ids(writer.query(doc)), doc.id
+                assert reader.document(probes[-1].id) == writer.document(probes[-1].id)
+        finally:
+            reader.close()

@@ -46,7 +46,12 @@ from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.export import arrow_tables
 from neardup.store.hosts import template_summary
-from neardup.store.integrity import checked_commits, checked_next_doc, read_record
+from neardup.store.integrity import (
+    checked_commits,
+    checked_next_doc,
+    read_record,
+    stored_counter,
+)
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
@@ -100,6 +105,7 @@ class Store:
 
     def _open(self) -> None:
         with formats.readers_sharing(self.root):
+            self._stamp = formats.manifest_stamp(self.root)
             _, self.segments, manifest_next = formats.read_manifest(self.root)
             self.db = formats.connect_meta(self.root, self.read_only)
             self.index = self._index_of(self.segments)
@@ -175,6 +181,34 @@ class Store:
         self.index = self._index_of(self.segments)
         with self._sqlite():
             self._load_log()
+
+    def refresh(self) -> bool:
+        """Take in what another process, the store's writer, has committed since this
+        (read-only) store was opened or last refreshed: its documents and its segments. When
+        nothing was committed it costs one read of the commit record. Returns whether the
+        store changed. A query after a refresh sees every add acknowledged before it."""
+        record = formats.read_record(self.root)
+        if record is None or record.commits <= self.commits:
+            return False
+        with self._mutex:
+            start = self.next_doc
+            stamp = formats.manifest_stamp(self.root)
+            if stamp != self._stamp:
+                with formats.readers_sharing(self.root):
+                    _, self.segments, _ = formats.read_manifest(self.root)
+                    self.index = self._index_of(self.segments)
+                self._stamp = stamp
+                start = self.segments[-1].last + 1 if self.segments else 0
+            with self._sqlite(), formats.snapshot(self.db):
+                rows = documents_where(self.db, self.meta_path,
+                                       "doc >= ? AND tokens > 0 ORDER BY doc", (start,))
+                self.commits = stored_counter(self.db, "commits") or 0
+                self.next_doc = stored_counter(self.db) or 0
+            if rows:
+                self.index.add(np.array([r[SIMHASH] for r in rows], dtype=np.int64
+                                        ).view(np.uint64),
+                               np.array([r[0] for r in rows], dtype=np.int64))
+        return True
 
     # -- writing -----------------------------------------------------------------------------
 

@@ -54,6 +54,7 @@ __all__ = [
     "SegmentEntry",
     "checked_rows",
     "connect_meta",
+    "manifest_stamp",
     "open_record",
     "read_manifest",
     "read_record",
@@ -191,6 +192,16 @@ def read_manifest(root: Path) -> tuple[dict[str, Any], list[SegmentEntry], int]:
         return body["config"], segments, int(body["next_doc"])
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise CorruptDataError(f"{path}: truncated or corrupt ({error})") from error
+
+
+def manifest_stamp(root: Path) -> tuple[int, int, int]:
+    """What changes when the manifest is replaced (inode, size, modification time)."""
+    path = root / MANIFEST
+    try:
+        found = path.stat()
+    except OSError as error:
+        raise CorruptDataError(f"{path}: {error.strerror or error}") from error
+    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def record_expected(root: Path) -> bool:
