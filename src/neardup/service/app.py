@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException
 
 from neardup.cluster.sweeps import most_recent_url
@@ -38,6 +38,7 @@ from neardup.errors import (
 )
 from neardup.service.guard import Guard
 from neardup.service.metrics import Metrics
+from neardup.service.readers import WriterLink
 from neardup.service.schemas import (
     AddAnswer,
     AddedDocument,
@@ -69,8 +70,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 class _State:
     store: Store
     config: ServiceConfig
-    writer: GroupWriter
+    writer: GroupWriter | None
     metrics: Metrics
+    link: WriterLink | None = None
+    """In a reader process: the way to the writer process, which adds."""
 
 
 class Problem(HTTPException):
@@ -116,28 +119,39 @@ def _reader_token(request: Request) -> None:
         _check_token(request, request.headers.get("authorization"), "a read")
 
 
+def _fresh(request: Request) -> None:
+    """A read-only store (a reader process) takes in the writer's commits first."""
+    state = getattr(request.app.state, "neardup", None)
+    if state is not None and state.store.read_only:
+        state.store.refresh()
+
+
 StateDep = Annotated[_State, Depends(_state)]
 
 
-def create_app(config: ServiceConfig, store: Store | None = None) -> FastAPI:
+def create_app(config: ServiceConfig, store: Store | None = None,
+               link: WriterLink | None = None) -> FastAPI:
     """The FastAPI application; with a ``store`` it serves it (a writer thread is started when
-    the application starts and stopped when it stops)."""
+    the application starts and stopped when it stops). A read-only store (a reader process)
+    is refreshed before each request, and its adds go to the writer process through ``link``."""
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        writer = None
         if store is not None:
-            writer = GroupWriter(store, config.group_max, config.queue_limit)
-            app.state.neardup = _State(store, config, writer, metrics)
+            if not store.read_only:
+                writer = GroupWriter(store, config.group_max, config.queue_limit)
+            app.state.neardup = _State(store, config, writer, metrics, link)
         try:
             yield
         finally:
-            if store is not None:
-                app.state.neardup.writer.close()
+            if writer is not None:
+                writer.close()
 
     app = FastAPI(title="neardup", version=VERSION, lifespan=lifespan,
                   description="Near-duplicate detection over a persistent neardup store.",
-                  dependencies=[Depends(_reader_token)])
+                  dependencies=[Depends(_reader_token), Depends(_fresh)])
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
     _handlers(app)
     _write_routes(app)
@@ -246,10 +260,17 @@ def _from_warc(encoded: str, position: int) -> Document | str:
 def _write_routes(app: FastAPI) -> None:
     @app.post("/v1/documents", response_model=AddAnswer, responses=ERRORS,
               dependencies=[Depends(_writer_token)], summary="Add documents (token required)")
-    def add_documents(body: AddRequest, state: StateDep) -> AddAnswer:
+    def add_documents(body: AddRequest, request: Request, state: StateDep) -> Any:
         if len(body.documents) > state.config.max_documents:
             raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
                           f"most {state.config.max_documents} per request")
+        if state.link is not None:          # a reader process: the writer process adds
+            status, headers, answer = state.link.add(
+                body.model_dump_json(exclude_unset=True).encode(),
+                request.headers.get("authorization", ""))
+            return Response(answer, status, headers, media_type="application/json")
+        if state.writer is None:
+            raise Problem(503, "read_only", "this service's store is open read-only")
         docs, slots = _documents(body.documents)
         outcomes: list[tuple[str, int, bool]] = []
         if docs:
@@ -341,11 +362,14 @@ def _read_routes(app: FastAPI, max_k: int) -> None:
             "neardup_store_documents": ("Documents in the store.", float(len(store))),
             "neardup_store_segments": ("Segments in the store.", float(len(store.segments))),
             "neardup_store_delta": ("Documents in the insert log.",
-                                    float(store.index.delta_size)),
-            "neardup_writer_queue": ("Adds waiting for the writer.",
-                                     float(state.writer.pending.qsize())),
-            "neardup_writer_groups": ("Group commits so far.", float(state.writer.groups)),
-            "neardup_writer_grouped_adds": ("Adds committed in those groups.",
-                                            float(state.writer.grouped_adds))}
+                                    float(store.index.delta_size))}
+        writer = state.writer
+        if writer is not None:              # the serving process (a reader has none)
+            gauges.update({
+                "neardup_writer_queue": ("Adds waiting for the writer.",
+                                         float(writer.pending.qsize())),
+                "neardup_writer_groups": ("Group commits so far.", float(writer.groups)),
+                "neardup_writer_grouped_adds": ("Adds committed in those groups.",
+                                                float(writer.grouped_adds))})
         return PlainTextResponse(state.metrics.render(gauges),
                                  media_type="text/plain; version=0.0.4")
