@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from neardup.cluster.sweeps import most_recent_url
@@ -109,7 +110,7 @@ def _writer_token(request: Request,
     _check_token(request, authorization, "a write")
 
 
-def _reader_token(request: Request) -> None:
+async def _reader_token(request: Request) -> None:
     """Every ``/v1`` route and ``/metrics`` needs the token too, unless the service was
     started with public reads; ``/healthz`` stays open (liveness)."""
     path = request.scope.get("path", "")
@@ -119,11 +120,12 @@ def _reader_token(request: Request) -> None:
         _check_token(request, request.headers.get("authorization"), "a read")
 
 
-def _fresh(request: Request) -> None:
-    """A read-only store (a reader process) takes in the writer's commits first."""
+async def _fresh(request: Request) -> None:
+    """A read-only store (a reader process) takes in the writer's commits first (in the
+    thread pool: it may wait for the store's lock)."""
     state = getattr(request.app.state, "neardup", None)
-    if state is not None and state.store.read_only:
-        state.store.refresh()
+    if state is not None and state.store.read_only and state.store.stale():
+        await run_in_threadpool(state.store.refresh)
 
 
 StateDep = Annotated[_State, Depends(_state)]

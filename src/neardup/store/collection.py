@@ -182,13 +182,18 @@ class Store:
         with self._sqlite():
             self._load_log()
 
+    def stale(self) -> bool:
+        """Whether the store's writer (another process) has committed since this store was
+        opened or last refreshed (one read of the commit record)."""
+        record = formats.read_record(self.root)
+        return record is not None and record.commits > self.commits
+
     def refresh(self) -> bool:
         """Take in what another process, the store's writer, has committed since this
         (read-only) store was opened or last refreshed: its documents and its segments. When
         nothing was committed it costs one read of the commit record. Returns whether the
         store changed. A query after a refresh sees every add acknowledged before it."""
-        record = formats.read_record(self.root)
-        if record is None or record.commits <= self.commits:
+        if not self.stale():
             return False
         with self._mutex:
             start = self.next_doc

@@ -81,8 +81,7 @@ def checked_commits(db: sqlite3.Connection, root: Path,
     documents = stored_counter(db) or 0
     if record is None:
         return commits
-    behind = commits < record.commits or documents < record.documents
-    if behind or (commits == record.commits and documents != record.documents):
+    if commits < record.commits or documents < record.documents:   # ahead is no loss
         meta = root / formats.META
         wal = meta.with_name(f"{meta.name}-wal")
         where = wal if wal.exists() else f"{meta} (its WAL {wal.name} is missing)"
