@@ -5,6 +5,7 @@ WAL (see test_store_faults)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import struct
@@ -212,3 +213,29 @@ def test_a_reader_refreshed_sees_every_commit_flush_and_merge(tmp_path: Path) ->
                 assert reader.document(probes[-1].id) == writer.document(probes[-1].id)
         finally:
             reader.close()
+
+
+def test_index_whose_flush_fails_says_what_it_committed(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from neardup.cli.main import cli
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(f'{{"id": "{d.id}", "text": "{d.raw.decode()}"}}\n'
+                              for d in _round_docs(4)))
+    store_dir = tmp_path / "s"
+    open_store(store_dir).close()
+    (store_dir / "segments").mkdir()
+    in_the_way = store_dir / "segments" / ".00000001.tmp"
+    in_the_way.write_text("a file where a folder must go")
+    runner = CliRunner()
+    failed = runner.invoke(cli, ["index", str(corpus), "--store", str(store_dir)])
+    assert failed.exit_code == 1, failed.output
+    assert f"{store_dir / 'segments'}" in failed.output
+    assert f"this run added {ROUND} documents, all committed" in failed.output
+    in_the_way.unlink()
+    again = runner.invoke(cli, ["index", str(corpus), "--store", str(store_dir), "--json"])
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.output[again.output.index("{"):])
+    assert (report["added"], report["already_stored"]) == (0, ROUND)
+    assert report["warnings"] == []
