@@ -33,7 +33,6 @@ from neardup.errors import (
     CorruptDataError,
     NeardupError,
     OutputError,
-    SourceError,
     StoreError,
 )
 from neardup.index.compressed import ARRAY_NAMES, CompressedTable
@@ -67,10 +66,10 @@ from neardup.store.records import (
     signed,
     sketch_rows,
 )
-from neardup.store.settings import config_from_dict, config_to_dict, differences, plans
+from neardup.store.settings import config_to_dict, plans
 from neardup.store.verify import counted_and_judged
 
-__all__ = ["Store", "open_store"]
+__all__ = ["Store"]
 
 BATCH = 5_000
 MERGE_FACTOR = 4
@@ -240,7 +239,7 @@ class Store:
         except NeardupError as error:
             if report.first_doc is None and not report.already_stored:
                 raise
-            raise _after_commits(error, report) from error
+            raise report.after(error) from error
         return report
 
     def _add_all(self, docs: Iterable[Document], sweep: str | None, workers: int,
@@ -517,18 +516,6 @@ class Store:
         self.close()
 
 
-def _after_commits(error: NeardupError, report: AddReport) -> NeardupError:
-    """``error``, of the same kind, saying what the add had committed before it."""
-    done = (f"before it, this add committed {report.added} documents ({report.first_doc}.."
-            f"{report.last_doc}) and found {report.already_stored} already stored")
-    if isinstance(error, SourceError):
-        return SourceError(error.path, f"{error.cause}; {done}")
-    try:
-        return type(error)(f"{error}; {done}")
-    except TypeError:                         # an error class with another signature
-        return NeardupError(f"{error}; {done}")
-
-
 def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
     """Revisit records carry no payload to index: they are left out of a store."""
     for doc in docs:
@@ -547,50 +534,3 @@ def _lock(root: Path) -> int:
         os.close(descriptor)
         raise StoreError(f"{root}: another process is writing to this store") from error
     return descriptor
-
-
-def open_store(path: str | os.PathLike[str], config: StoreConfig | None = None, *,
-               read_only: bool = False, flush_every: int = 100_000, verify: bool = True,
-               create: bool = True) -> Store:
-    """Open the store at ``path``, creating it (with ``config`` or the default) if absent and
-    ``create`` allows.
-
-    An existing store keeps its config: passing a different one raises ConfigError naming
-    every difference. ``verify`` checks each segment file's checksum when the store first maps
-    it (on by default; it costs a read of the segment files), not only its size.
-    """
-    root = Path(path)
-    manifest = root / formats.MANIFEST
-    if root.exists() and not root.is_dir():
-        raise StoreError(f"{root}: not a directory (a store is a directory)")
-    if not manifest.exists():
-        if not root.exists() and (read_only or not create):
-            raise StoreError(f"{root}: no such store ({formats.MANIFEST} missing)")
-        if read_only or not create or (root.exists() and any(root.iterdir())):
-            raise CorruptDataError(f"{manifest}: missing (not a neardup store)")
-        _create(root, config or StoreConfig())
-    stored, _, _ = formats.read_manifest(root)
-    if config is not None:
-        found = differences(stored, config_to_dict(config))
-        if found:
-            raise ConfigError(f"{root}: the store was created with another config: "
-                              + "; ".join(found))
-    try:
-        recorded = config_from_dict(stored)
-    except (KeyError, TypeError, ValueError) as error:
-        raise CorruptDataError(f"{manifest}: unreadable config ({error})") from error
-    return Store(root, recorded, read_only, flush_every, verify)
-
-
-def _create(root: Path, config: StoreConfig) -> None:
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OutputError(f"{root}: {error.strerror or error}") from error
-    record = formats.open_record(root)
-    try:
-        formats.write_record(record, root, formats.CommitRecord(0, 0))
-        formats.sync_record(record, root)
-    finally:
-        os.close(record)
-    formats.write_manifest(root, config_to_dict(config), [], 0)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from neardup._types import I64
+from neardup.errors import NeardupError, SourceError
 from neardup.methods.prints import DocumentPrints
 from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows, row_checksum
 from neardup.store.printer import features_of
@@ -121,6 +122,17 @@ class AddReport:
         if docs.size:
             self.first_doc = int(docs[0]) if self.first_doc is None else self.first_doc
             self.last_doc = int(docs[-1])
+
+    def after(self, error: NeardupError) -> NeardupError:
+        """``error``, of the same kind, saying what the add had committed before it."""
+        done = (f"before it, this add committed {self.added} documents ({self.first_doc}.."
+                f"{self.last_doc}) and found {self.already_stored} already stored")
+        if isinstance(error, SourceError):
+            return SourceError(error.path, f"{error.cause}; {done}")
+        try:
+            return type(error)(f"{error}; {done}")
+        except TypeError:                     # an error class with another signature
+            return NeardupError(f"{error}; {done}")
 
     def as_dict(self) -> dict[str, object]:
         return {"added": self.added, "already_stored": self.already_stored, "empty": self.empty,
