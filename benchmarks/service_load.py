@@ -55,14 +55,15 @@ def build_store(store: Path, count: int) -> dict[str, float]:
     return {"documents": count, "index_wall_seconds": round(time.perf_counter() - start, 1)}
 
 
-def start_server(store: Path, token_file: Path) -> tuple[subprocess.Popen[bytes], int, float]:
+def start_server(store: Path, token_file: Path,
+                 *extra: str) -> tuple[subprocess.Popen[bytes], int, float]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     started = time.perf_counter()
     server = subprocess.Popen(
         [sys.executable, "-c", "from neardup.cli.main import cli; cli()", "serve", "--store",
-         str(store), "--port", str(port), "--token-file", str(token_file)],
+         str(store), "--port", str(port), "--token-file", str(token_file), *extra],
         env={**os.environ, "PYTHONPATH": str(REPO_DIR / "src")})
     while True:
         if server.poll() is not None:
@@ -80,6 +81,8 @@ class Tally:
     errors: dict[str, int] = field(default_factory=dict)
     acknowledged: list[str] = field(default_factory=list)
     sent: int = 0
+    wrong: int = 0
+    """Queries (the text of stored document dN) whose answer lacks dN at distance 0."""
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -117,15 +120,19 @@ async def _client(port: int, number: int, stored: int, deadline: float, budget: 
                 body: dict[str, Any] = {"documents": [new]}
                 path = "/v1/documents"
             else:
-                kind, path, doc_id = "query", "/v1/query", ""
-                body = {"text": text_of(rng.randrange(stored))}
+                number_ = rng.randrange(stored)
+                kind, path, doc_id = "query", "/v1/query", f"d{number_}"
+                body = {"text": text_of(number_)}
             start = time.perf_counter()
             tally.sent += 1
-            status, _ = await _request(reader, writer, "POST", path, body)
+            status, answer = await _request(reader, writer, "POST", path, body)
             tally.latencies[kind].append(time.perf_counter() - start)
             if 200 <= status < 300:
                 if kind == "add":
                     tally.acknowledged.append(doc_id)
+                elif not any(m["id"] == doc_id and m["distance"] == 0
+                             for m in json.loads(answer)["matches"]):
+                    tally.wrong += 1
             else:
                 tally.error(f"{kind}:{status}")
     except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as error:
@@ -150,7 +157,8 @@ def summary(tally: Tally, seconds: float) -> dict[str, Any]:
         return {"count": len(ordered), "p50_ms": round(statistics.median(ordered) * 1e3, 2),
                 "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))] * 1e3, 2)}
     every = tally.latencies["query"] + tally.latencies["add"]
-    return {"requests": len(every), "errors": tally.errors, "seconds": round(seconds, 2),
+    return {"requests": len(every), "errors": tally.errors, "wrong_answers": tally.wrong,
+            "seconds": round(seconds, 2),
             "requests_per_second": round(len(every) / seconds, 1), "all": cut(every),
             "query": cut(tally.latencies["query"]), "add": cut(tally.latencies["add"])}
 
@@ -158,9 +166,10 @@ def summary(tally: Tally, seconds: float) -> dict[str, Any]:
 def check_adds(port: int, ids: list[str]) -> int:
     missing = 0
     for doc_id in ids:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/documents/{doc_id}",
+                                         headers={"Authorization": f"Bearer {TOKEN}"})
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/documents/{doc_id}",
-                                        timeout=30) as answer:
+            with urllib.request.urlopen(request, timeout=30) as answer:
                 missing += answer.status != 200
         except OSError:
             missing += 1

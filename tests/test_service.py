@@ -127,15 +127,15 @@ def test_add_then_query_document_cluster(server: Server) -> None:
         "already-stored"
     near = _doc("a1-copy", 1, text=_text(1) + " one more")
     call(server, "POST", "/v1/documents", {"documents": [near], "sweep": "s2"})
-    status, _, answer = call(server, "POST", "/v1/query", {"text": _text(1)}, token=None)
+    status, _, answer = call(server, "POST", "/v1/query", {"text": _text(1)})
     assert status == 200
     by_id = {m["id"]: m for m in answer["matches"]}
     assert by_id["a1"]["relation"] == "identical" and by_id["a1"]["distance"] == 0
     assert by_id["a1-copy"]["relation"] == "near" and by_id["a1-copy"]["distance"] <= 3
     assert "a2" not in by_id
-    status, _, row = call(server, "GET", "/v1/documents/a1", token=None)
+    status, _, row = call(server, "GET", "/v1/documents/a1")
     assert status == 200 and row["url"] == "http://site.example/a1" and row["sweep"] == "s1"
-    status, _, cluster = call(server, "GET", "/v1/clusters/a1-copy", token=None)
+    status, _, cluster = call(server, "GET", "/v1/clusters/a1-copy")
     assert status == 200
     assert cluster["urls"] == ["http://site.example/a1", "http://site.example/a1-copy"]
     status, _, by_url = call(server, "POST", "/v1/query", {"url": "http://site.example/a1"})

@@ -25,7 +25,8 @@ __all__ = ["Client"]
 
 
 class Client:
-    """Calls a neardup service at ``url``; ``token`` is needed for adds."""
+    """Calls a neardup service at ``url``; ``token`` is sent with every call (a service
+    needs it for every route but /healthz, unless it serves reads publicly)."""
 
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 30.0,
                  retries: int = 3, max_wait: float = 30.0) -> None:
@@ -43,7 +44,7 @@ class Client:
             body["sweep"] = sweep
         for attempt in range(self.retries + 1):
             try:
-                return self._call("POST", "/v1/documents", body, write=True)
+                return self._call("POST", "/v1/documents", body)
             except ServiceError as error:
                 if error.status != 503 or attempt == self.retries:
                     raise
@@ -73,14 +74,14 @@ class Client:
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/healthz")
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
-              write: bool = False) -> dict[str, Any]:
+    def _call(self, method: str, path: str,
+              body: dict[str, Any] | None = None) -> dict[str, Any]:
         headers = {"Accept": "application/json"}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
-        if write and self.token:
+        if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         request = urllib.request.Request(self.url + path, data=data, headers=headers,
                                          method=method)

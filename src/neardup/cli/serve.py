@@ -58,13 +58,21 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
               help="Documents in the insert log before a segment is written.")
 @click.option("--queue-limit", type=click.IntRange(1), default=512, show_default=True,
               help="Adds waiting for the writer before further adds get 503.")
+@click.option("--public-reads", is_flag=True,
+              help="Answer the read routes (/v1/query, /v1/documents/{id}, /v1/clusters/{id}, "
+                   "/v1/lost-and-found) and /metrics without the token; writes still need it.")
+@click.option("--readers", type=click.IntRange(0, 64), default=0, show_default=True,
+              help="Reader processes answering requests beside this one, on the same port: "
+                   "each maps the store read-only and sees every acknowledged add; adds go "
+                   "through this process's one writer.")
 @click.option("--write-openapi", type=click.Path(path_type=Path), default=None,
               help="Write the OpenAPI schema to this file and exit.")
 def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path | None,
-                  max_body_bytes: int, flush_every: int, queue_limit: int,
-                  write_openapi: Path | None) -> None:
-    """Serve a store over HTTP: POST /v1/documents (token), POST /v1/query,
-    GET /v1/documents/{id}, /v1/clusters/{id}, /v1/lost-and-found?url=, /healthz, /metrics."""
+                  max_body_bytes: int, flush_every: int, queue_limit: int, public_reads: bool,
+                  readers: int, write_openapi: Path | None) -> None:
+    """Serve a store over HTTP: POST /v1/documents, POST /v1/query, GET /v1/documents/{id},
+    /v1/clusters/{id}, /v1/lost-and-found?url=, /metrics (all with the token: Authorization:
+    Bearer TOKEN; reads without it with --public-reads), and /healthz (open)."""
     try:
         import uvicorn
 
@@ -81,9 +89,17 @@ def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path
 
     with open_store(store_dir, flush_every=flush_every) as store:
         config = ServiceConfig(token=_token(store_dir, token_file),
-                               max_body_bytes=max_body_bytes, queue_limit=queue_limit)
+                               max_body_bytes=max_body_bytes, queue_limit=queue_limit,
+                               public_reads=public_reads)
         click.echo(f"neardup: serving {store_dir} ({len(store)} documents) on "
-                   f"http://{host}:{port}; write token in "
-                   f"{token_file or store_dir / TOKEN_FILE}", err=True)
-        uvicorn.run(create_app(config, store), host=host, port=port, log_level="warning",
-                    access_log=False)
+                   f"http://{host}:{port}" + (f" with {readers} reader processes" if readers
+                                              else "") +
+                   f"; token in {token_file or store_dir / TOKEN_FILE}", err=True)
+        if readers:
+            from neardup.service.readers import serve_with_readers
+
+            serve_with_readers(create_app(config, store), config, store_dir, host, port,
+                               readers)
+        else:
+            uvicorn.run(create_app(config, store), host=host, port=port, log_level="warning",
+                        access_log=False)

@@ -20,7 +20,7 @@ from neardup.cluster.sweeps import lost_and_found_report, most_recent_url
 from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TemplateConfig, TextConfig
 from neardup.document import Document
 from neardup.engine.query import SparkOptions, batch_query, write_matches
-from neardup.errors import SourceError
+from neardup.errors import OutputError, SourceError
 from neardup.index.planner import plan
 from neardup.methods.workers import default_workers
 from neardup.sources import open_sources
@@ -125,7 +125,13 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
             with progress_counter("index") as progress:
                 report = store.add(reader, sweep=sweep, workers=workers or default_workers(),
                                    progress=progress)
-            store.flush()
+            for warning in report.warnings:
+                click.echo(f"neardup: warning: {warning}", err=True)
+            try:
+                store.flush()
+            except OutputError as error:
+                raise OutputError(f"{error}; this run added {report.added:,} documents, all "
+                                  "committed (they stay in the store's insert log)") from error
             summary: dict[str, Any] = {"store": str(store_dir), **report.as_dict(),
                                        "documents_in_store": len(store),
                                        "segments": len(store.segments),

@@ -8,9 +8,12 @@ it instead of each forking and warming new processes).
 
 from __future__ import annotations
 
+import ctypes
 import itertools
+import multiprocessing
 import os
 import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -32,8 +35,24 @@ def default_workers() -> int:
 
 
 def ignore_interrupts() -> None:
-    """In a worker: leave Ctrl-C to the parent, which stops the pool (no traceback per worker)."""
+    """In a worker: leave Ctrl-C to the parent, which stops the pool (no traceback per worker);
+    and die with the parent, even one killed by SIGKILL (Linux's parent-death signal, else a
+    thread watching the parent)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    try:
+        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) != 0:  # PR_SET_PDEATHSIG
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+
+        def watch() -> None:
+            parent.join()
+            os._exit(1)
+        threading.Thread(target=watch, daemon=True).start()
+    if not parent.is_alive():       # the parent died before the signal was set
+        os._exit(1)
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:

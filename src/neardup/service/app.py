@@ -1,7 +1,8 @@
 """The HTTP API over one store (FastAPI): add, query, documents, clusters, lost and found,
 health, metrics. Thin: it parses, calls the store, renders.
 
-Writes need ``Authorization: Bearer <token>``; POST bodies must be JSON and at most
+Every ``/v1`` route and ``/metrics`` needs ``Authorization: Bearer <token>`` (reads can be
+opened with ``public_reads``); ``/healthz`` is open. POST bodies must be JSON and at most
 ``max_body_bytes``; every error is JSON ``{"error": {"code", "type", "message"}}``. Route
 handlers are plain functions, run in the server's thread pool, off the event loop; adds go to
 the one writer thread, which commits queued adds together (group commit)."""
@@ -17,15 +18,17 @@ from collections.abc import AsyncIterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from neardup.cluster.sweeps import most_recent_url
+from neardup.config import StoreConfig
 from neardup.document import Document
 from neardup.errors import (
     ConfigError,
@@ -36,6 +39,7 @@ from neardup.errors import (
 )
 from neardup.service.guard import Guard
 from neardup.service.metrics import Metrics
+from neardup.service.readers import WriterLink
 from neardup.service.schemas import (
     AddAnswer,
     AddedDocument,
@@ -45,6 +49,7 @@ from neardup.service.schemas import (
     Health,
     QueryAnswer,
     QueryRequest,
+    query_request,
 )
 from neardup.service.settings import ServiceConfig
 from neardup.service.writer import Busy, GroupWriter
@@ -57,7 +62,7 @@ __all__ = ["create_app", "openapi_document"]
 VERSION = "1"
 ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorAnswer, "description": text} for code, text in (
-        (400, "Malformed request"), (401, "Missing or wrong token (writes)"),
+        (400, "Malformed request"), (401, "Missing or wrong token"),
         (404, "Unknown id or URL"), (413, "Body too large"), (415, "Not JSON"),
         (422, "Invalid fields"), (503, "Busy or out of space: retry after Retry-After"))}
 
@@ -66,8 +71,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 class _State:
     store: Store
     config: ServiceConfig
-    writer: GroupWriter
+    writer: GroupWriter | None
     metrics: Metrics
+    link: WriterLink | None = None
+    """In a reader process: the way to the writer process, which adds."""
 
 
 class Problem(HTTPException):
@@ -87,41 +94,70 @@ def _state(request: Request) -> _State:
     return state
 
 
+def _check_token(request: Request, authorization: str | None, what: str) -> None:
+    """``Authorization: Bearer <token>`` with the service token, or 401 (one scheme only)."""
+    token = _state(request).config.token
+    scheme, _, given = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not given.strip() or \
+            not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise Problem(401, "unauthorized", f"{what} needs the service token "
+                      "(Authorization: Bearer <token>)", {"WWW-Authenticate": "Bearer"})
+
+
 def _writer_token(request: Request,
                   authorization: Annotated[str | None, Header()] = None) -> None:
     """Writes need ``Authorization: Bearer <token>``."""
-    token = _state(request).config.token
-    given = (authorization or "").removeprefix("Bearer ").strip()
-    if not given or not hmac.compare_digest(given.encode(), token.encode()):
-        raise Problem(401, "unauthorized", "a write needs the service token "
-                      "(Authorization: Bearer <token>)", {"WWW-Authenticate": "Bearer"})
+    _check_token(request, authorization, "a write")
+
+
+async def _reader_token(request: Request) -> None:
+    """Every ``/v1`` route and ``/metrics`` needs the token too, unless the service was
+    started with public reads; ``/healthz`` stays open (liveness)."""
+    path = request.scope.get("path", "")
+    if not (path.startswith("/v1/") or path == "/metrics"):
+        return
+    if not _state(request).config.public_reads:
+        _check_token(request, request.headers.get("authorization"), "a read")
+
+
+async def _fresh(request: Request) -> None:
+    """A read-only store (a reader process) takes in the writer's commits first (in the
+    thread pool: it may wait for the store's lock)."""
+    state = getattr(request.app.state, "neardup", None)
+    if state is not None and state.store.read_only and state.store.stale():
+        await run_in_threadpool(state.store.refresh)
 
 
 StateDep = Annotated[_State, Depends(_state)]
 
 
-def create_app(config: ServiceConfig, store: Store | None = None) -> FastAPI:
+def create_app(config: ServiceConfig, store: Store | None = None,
+               link: WriterLink | None = None) -> FastAPI:
     """The FastAPI application; with a ``store`` it serves it (a writer thread is started when
-    the application starts and stopped when it stops)."""
+    the application starts and stopped when it stops). A read-only store (a reader process)
+    is refreshed before each request, and its adds go to the writer process through ``link``."""
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        writer = None
         if store is not None:
-            writer = GroupWriter(store, config.group_max, config.queue_limit)
-            app.state.neardup = _State(store, config, writer, metrics)
+            if not store.read_only:
+                writer = GroupWriter(store, config.group_max, config.queue_limit)
+            app.state.neardup = _State(store, config, writer, metrics, link)
         try:
             yield
         finally:
-            if store is not None:
-                app.state.neardup.writer.close()
+            if writer is not None:
+                writer.close()
 
     app = FastAPI(title="neardup", version=VERSION, lifespan=lifespan,
-                  description="Near-duplicate detection over a persistent neardup store.")
+                  description="Near-duplicate detection over a persistent neardup store.",
+                  dependencies=[Depends(_reader_token), Depends(_fresh)])
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
     _handlers(app)
     _write_routes(app)
-    _read_routes(app)
+    _read_routes(app, (store.config if store is not None else StoreConfig()).max_k)
     return app
 
 
@@ -155,15 +191,27 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(NeardupError)
     async def neardup_error(request: Request, error: NeardupError) -> JSONResponse:
+        message = _public(str(error), getattr(request.app.state, "neardup", None))
         if isinstance(error, Busy):
-            return _error(503, "busy", str(error), {"Retry-After": "1"})
+            return _error(503, "busy", message, {"Retry-After": "1"})
         if isinstance(error, OutputError):
-            return _error(503, "store_unavailable", str(error), {"Retry-After": "30"})
+            return _error(503, "store_unavailable", message, {"Retry-After": "30"})
         if isinstance(error, CorruptDataError):
-            return _error(500, "corrupt_store", str(error))
+            return _error(500, "corrupt_store", message)
         if isinstance(error, ConfigError | SourceError):
-            return _error(400, "bad_request", str(error))
-        return _error(500, "error", str(error))
+            return _error(400, "bad_request", message)
+        return _error(500, "error", message)
+
+
+def _without_paths(row: dict[str, object]) -> dict[str, object]:
+    """A stored row as a client sees it: its source file by name, never the server's path."""
+    source = row.get("source")
+    return {**row, "source": None if source is None else PurePath(str(source)).name}
+
+
+def _public(message: str, state: _State | None) -> str:
+    """An error message with the store's folder on the server written ``STORE``."""
+    return message if state is None else message.replace(str(state.store.root), "STORE")
 
 
 def _documents(items: list[DocumentIn]) -> tuple[list[Document], list[AddedDocument | None]]:
@@ -185,7 +233,7 @@ def _documents(items: list[DocumentIn]) -> tuple[list[Document], list[AddedDocum
                                        status=f"skipped:{doc}"))
         else:
             docs.append(dataclasses.replace(doc, id=item.id or doc.id,
-                                            url=item.url or doc.url))
+                                            url=item.url or doc.url, source=""))
             slots.append(None)
     return docs, slots
 
@@ -214,10 +262,17 @@ def _from_warc(encoded: str, position: int) -> Document | str:
 def _write_routes(app: FastAPI) -> None:
     @app.post("/v1/documents", response_model=AddAnswer, responses=ERRORS,
               dependencies=[Depends(_writer_token)], summary="Add documents (token required)")
-    def add_documents(body: AddRequest, state: StateDep) -> AddAnswer:
+    def add_documents(body: AddRequest, request: Request, state: StateDep) -> Any:
         if len(body.documents) > state.config.max_documents:
             raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
                           f"most {state.config.max_documents} per request")
+        if state.link is not None:          # a reader process: the writer process adds
+            status, headers, answer = state.link.add(
+                body.model_dump_json(exclude_unset=True).encode(),
+                request.headers.get("authorization", ""))
+            return Response(answer, status, headers, media_type="application/json")
+        if state.writer is None:
+            raise Problem(503, "read_only", "this service's store is open read-only")
         docs, slots = _documents(body.documents)
         outcomes: list[tuple[str, int, bool]] = []
         if docs:
@@ -258,20 +313,23 @@ def _query(state: _State, body: QueryRequest) -> QueryAnswer:
     return QueryAnswer(doc=None, matches=[m.as_dict() for m in matches])
 
 
-def _read_routes(app: FastAPI) -> None:
-    @app.post("/v1/query", response_model=QueryAnswer, responses=ERRORS,
-              summary="Stored near-copies of a text, an HTML page or a stored URL")
+def _read_routes(app: FastAPI, max_k: int) -> None:
     def query(body: QueryRequest, state: StateDep) -> QueryAnswer:
         return _query(state, body)
 
-    @app.get("/v1/documents/{id}", responses=ERRORS, summary="A stored document by its id")
+    query.__annotations__["body"] = query_request(max_k)   # k bounded as the store bounds it
+    app.post("/v1/query", response_model=QueryAnswer, responses=ERRORS,
+             summary="Stored near-copies of a text, an HTML page or a stored URL")(query)
+
+    @app.get("/v1/documents/{id:path}", responses=ERRORS,
+             summary="A stored document by its id (any characters, percent-encoded)")
     def document(id: str, state: StateDep) -> dict[str, object]:
         found = state.store.document(id)
         if found is None:
             raise Problem(404, "unknown_id", f"no stored document has id {id}")
-        return found
+        return _without_paths(found)
 
-    @app.get("/v1/clusters/{id}", responses=ERRORS,
+    @app.get("/v1/clusters/{id:path}", responses=ERRORS,
              summary="The cluster of a stored document and every URL in it")
     def cluster(id: str, state: StateDep) -> dict[str, object]:
         found = state.store.document(id)
@@ -306,11 +364,14 @@ def _read_routes(app: FastAPI) -> None:
             "neardup_store_documents": ("Documents in the store.", float(len(store))),
             "neardup_store_segments": ("Segments in the store.", float(len(store.segments))),
             "neardup_store_delta": ("Documents in the insert log.",
-                                    float(store.index.delta_size)),
-            "neardup_writer_queue": ("Adds waiting for the writer.",
-                                     float(state.writer.pending.qsize())),
-            "neardup_writer_groups": ("Group commits so far.", float(state.writer.groups)),
-            "neardup_writer_grouped_adds": ("Adds committed in those groups.",
-                                            float(state.writer.grouped_adds))}
+                                    float(store.index.delta_size))}
+        writer = state.writer
+        if writer is not None:              # the serving process (a reader has none)
+            gauges.update({
+                "neardup_writer_queue": ("Adds waiting for the writer.",
+                                         float(writer.pending.qsize())),
+                "neardup_writer_groups": ("Group commits so far.", float(writer.groups)),
+                "neardup_writer_grouped_adds": ("Adds committed in those groups.",
+                                                float(writer.grouped_adds))})
         return PlainTextResponse(state.metrics.render(gauges),
                                  media_type="text/plain; version=0.0.4")

@@ -1,16 +1,26 @@
-"""The service's ASGI guard: body size limit (413), JSON-only POST bodies (415), and the
-timing of every request for the metrics."""
+"""The service's ASGI guard: body size limit (413, delivered after the refused body is read,
+so that clients see it), JSON-only POST bodies (415), and the timing of every request for the
+metrics."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import suppress
 from typing import Any
 
 from neardup.service.metrics import Metrics
 
 __all__ = ["Guard"]
+
+DRAIN_FACTOR = 16
+DRAIN_BYTES = 64 << 20
+"""A refused body is read and dropped up to this many times the body limit, or DRAIN_BYTES if
+larger..."""
+DRAIN_SECONDS = 10.0
+"""... and for at most this long."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -58,6 +68,8 @@ class Guard:
                    for k, v in scope.get("headers", [])}
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body_bytes:
+            if headers.get("expect", "").lower() != "100-continue":   # else nothing was sent
+                await self._drain(receive, int(declared))
             await _refuse(send, 413, "body_too_large",
                           f"{declared} bytes; the limit is {self.max_body_bytes}")
             return None
@@ -74,6 +86,8 @@ class Guard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body_bytes:
+                if more:
+                    await self._drain(receive, size + 1)
                 await _refuse(send, 413, "body_too_large",
                               f"more than {self.max_body_bytes} bytes")
                 return None
@@ -89,6 +103,24 @@ class Guard:
             return {"type": "http.request", "body": body, "more_body": False}
 
         return replay
+
+
+    async def _drain(self, receive: Receive, declared: int) -> None:
+        """Read and drop the rest of a refused body, so that the answer reaches the client
+        before the connection closes (closing on unread data resets it, and the client sees a
+        reset instead of the 413). At most DRAIN_FACTOR times the limit (or DRAIN_BYTES), for
+        DRAIN_SECONDS: beyond that the connection is closed unread."""
+        cap = max(DRAIN_FACTOR * self.max_body_bytes, DRAIN_BYTES)
+        if declared > cap:
+            return
+        drained = 0
+        with suppress(TimeoutError):
+            async with asyncio.timeout(DRAIN_SECONDS):
+                while drained <= cap:
+                    message = await receive()
+                    if message["type"] != "http.request" or not message.get("more_body"):
+                        return
+                    drained += len(message.get("body", b""))
 
 
 async def _refuse(send: Send, status: int, kind: str, message: str) -> None:

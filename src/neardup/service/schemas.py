@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 __all__ = [
     "AddAnswer",
@@ -13,6 +13,7 @@ __all__ = [
     "Health",
     "QueryAnswer",
     "QueryRequest",
+    "query_request",
 ]
 
 
@@ -69,7 +70,7 @@ class QueryRequest(_Strict):
     text: str | None = None
     html: str | None = None
     url: str | None = Field(None, max_length=8192)
-    k: int | None = Field(None, ge=0, le=16)
+    k: int | None = Field(None, ge=0, le=16, description="At most the store's max_k.")
     resemblance: float | None = Field(None, ge=0.0, le=1.0)
     containment: float | None = Field(None, ge=0.0, le=1.0)
     explain: bool = False
@@ -83,6 +84,14 @@ class QueryRequest(_Strict):
         if sketch and self.url is not None:
             raise ValueError("resemblance and containment take text or html")
         return self
+
+
+def query_request(max_k: int) -> type[QueryRequest]:
+    """The query body of a store whose ``max_k`` bounds ``k`` (its schema says that bound)."""
+    return create_model(
+        "QueryRequest", __base__=QueryRequest, __doc__=QueryRequest.__doc__,
+        k=(int | None, Field(None, ge=0, le=max_k,
+                             description=f"At most the store's max_k ({max_k}).")))
 
 
 class QueryAnswer(BaseModel):

@@ -14,9 +14,11 @@ class ServiceConfig:
     """How ``neardup serve`` runs: ``token`` guards the write endpoints; a request body above
     ``max_body_bytes`` gets 413; an add takes at most ``max_documents``; the writer commits up
     to ``group_max`` documents of queued adds in one transaction (group commit); with
-    ``queue_limit`` adds waiting, further adds get 503 with Retry-After."""
+    ``queue_limit`` adds waiting, further adds get 503 with Retry-After. ``token`` also
+    guards every read route and the metrics unless ``public_reads``."""
 
     token: str
+    public_reads: bool = False
     max_body_bytes: int = 8 << 20
     max_documents: int = 1000
     group_max: int = 2000

@@ -3,6 +3,7 @@ group, commits them in one store transaction, and answers each with its own docu
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from concurrent.futures import Future
@@ -13,6 +14,8 @@ from neardup.errors import NeardupError
 from neardup.store import Store
 
 __all__ = ["Busy", "GroupWriter", "Outcome"]
+
+LOG = logging.getLogger("neardup.service")
 
 Outcome = tuple[str, int, bool]
 """(id, document number, already stored) of one added document."""
@@ -91,6 +94,8 @@ class GroupWriter:
             for add in group:
                 add.done.set_exception(error)
             return
+        for warning in report.warnings:     # committed all the same: said, not failed
+            LOG.warning("neardup: %s", warning)
         outcomes = report.outcomes or []
         self.groups += 1
         self.grouped_adds += len(group)

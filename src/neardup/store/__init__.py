@@ -10,11 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from neardup.store.collection import Store, open_store
+    from neardup.store.collection import Store
     from neardup.store.lookup import StoreMatch
+    from neardup.store.opening import open_store
     from neardup.store.records import AddReport
 
-_HOME = {"Store": "neardup.store.collection", "open_store": "neardup.store.collection",
+_HOME = {"Store": "neardup.store.collection", "open_store": "neardup.store.opening",
          "StoreMatch": "neardup.store.lookup", "AddReport": "neardup.store.records"}
 
 __all__ = ["AddReport", "Store", "StoreMatch", "open_store"]

@@ -28,7 +28,13 @@ from neardup._types import U64
 from neardup.cluster.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
-from neardup.errors import ConfigError, CorruptDataError, OutputError, StoreError
+from neardup.errors import (
+    ConfigError,
+    CorruptDataError,
+    NeardupError,
+    OutputError,
+    StoreError,
+)
 from neardup.index.compressed import ARRAY_NAMES, CompressedTable
 from neardup.index.hamming import hamming_pairs
 from neardup.index.segmented import HammingIndex
@@ -39,7 +45,12 @@ from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.export import arrow_tables
 from neardup.store.hosts import template_summary
-from neardup.store.integrity import checked_next_doc
+from neardup.store.integrity import (
+    checked_commits,
+    checked_next_doc,
+    read_record,
+    stored_counter,
+)
 from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
 from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
@@ -55,10 +66,10 @@ from neardup.store.records import (
     signed,
     sketch_rows,
 )
-from neardup.store.settings import config_from_dict, config_to_dict, differences, plans
+from neardup.store.settings import config_to_dict, plans
 from neardup.store.verify import counted_and_judged
 
-__all__ = ["Store", "open_store"]
+__all__ = ["Store"]
 
 BATCH = 5_000
 MERGE_FACTOR = 4
@@ -81,6 +92,7 @@ class Store:
         self.meta_path = root / formats.META
         self._mutex = threading.RLock()
         self._loaded: dict[str, PermutedTables] = {}
+        self._record: int | None = None
         self._lock = None if read_only else _lock(root)
         try:
             self._open()
@@ -92,15 +104,27 @@ class Store:
 
     def _open(self) -> None:
         with formats.readers_sharing(self.root):
+            self._stamp = formats.manifest_stamp(self.root)
             _, self.segments, manifest_next = formats.read_manifest(self.root)
             self.db = formats.connect_meta(self.root, self.read_only)
             self.index = self._index_of(self.segments)
+        record = read_record(self.root)         # before the database: never ahead of it
         with self._sqlite(), formats.snapshot(self.db):
+            self.commits = checked_commits(self.db, self.root, record)
             self.next_doc = checked_next_doc(self.db, self.root, self.segments,
                                              manifest_next)
             self._load_log()
+        if not self.read_only:
+            self._record = formats.open_record(self.root)
+            if record != formats.CommitRecord(self.commits, self.next_doc):
+                self._write_record()
         self.removed_debris = ([] if self.read_only else
                                formats.remove_debris(self.root, self.segments))
+
+    def _write_record(self) -> None:
+        assert self._record is not None
+        formats.write_record(self._record, self.root,
+                             formats.CommitRecord(self.commits, self.next_doc))
 
     @contextmanager
     def _sqlite(self) -> Iterator[None]:
@@ -157,6 +181,39 @@ class Store:
         with self._sqlite():
             self._load_log()
 
+    def stale(self) -> bool:
+        """Whether the store's writer (another process) has committed since this store was
+        opened or last refreshed (one read of the commit record)."""
+        record = formats.read_record(self.root)
+        return record is not None and record.commits > self.commits
+
+    def refresh(self) -> bool:
+        """Take in what another process, the store's writer, has committed since this
+        (read-only) store was opened or last refreshed: its documents and its segments. When
+        nothing was committed it costs one read of the commit record. Returns whether the
+        store changed. A query after a refresh sees every add acknowledged before it."""
+        if not self.stale():
+            return False
+        with self._mutex:
+            start = self.next_doc
+            stamp = formats.manifest_stamp(self.root)
+            if stamp != self._stamp:
+                with formats.readers_sharing(self.root):
+                    _, self.segments, _ = formats.read_manifest(self.root)
+                    self.index = self._index_of(self.segments)
+                self._stamp = stamp
+                start = self.segments[-1].last + 1 if self.segments else 0
+            with self._sqlite(), formats.snapshot(self.db):
+                rows = documents_where(self.db, self.meta_path,
+                                       "doc >= ? AND tokens > 0 ORDER BY doc", (start,))
+                self.commits = stored_counter(self.db, "commits") or 0
+                self.next_doc = stored_counter(self.db) or 0
+            if rows:
+                self.index.add(np.array([r[SIMHASH] for r in rows], dtype=np.int64
+                                        ).view(np.uint64),
+                               np.array([r[0] for r in rows], dtype=np.int64))
+        return True
+
     # -- writing -----------------------------------------------------------------------------
 
     def _writable(self) -> None:
@@ -169,9 +226,24 @@ class Store:
         """Add documents, committed batch by batch, each batch in one SQLite transaction (its
         rows, sketches, postings, cluster merges and the document counter) or not at all. A
         document already stored (same id, byte-identical) is counted ``already_stored`` and
-        not stored again. ``record`` lists each document's number in the report."""
+        not stored again. ``record`` lists each document's number in the report.
+
+        The report says exactly what was committed: a failure after a commit (the automatic
+        flush on a full disk, the commit record) is listed in its ``warnings``, the documents
+        staying committed in the log; a batch that fails to commit raises, its message naming
+        the documents of this add committed before it."""
         self._writable()
         report = AddReport(outcomes=[] if record else None)
+        try:
+            self._add_all(docs, sweep, workers, progress, report)
+        except NeardupError as error:
+            if report.first_doc is None and not report.already_stored:
+                raise
+            raise report.after(error) from error
+        return report
+
+    def _add_all(self, docs: Iterable[Document], sweep: str | None, workers: int,
+                 progress: Callable[[int], None] | None, report: AddReport) -> None:
         factory = functools.partial(store_fingerprinter, self.config)
         batch: list[DocumentPrints] = []
         for prints in ordered_map(factory, _payloads(docs), workers):
@@ -185,7 +257,6 @@ class Store:
             self._add_batch(batch, sweep, report)
         if progress is not None:
             progress(report.added + report.already_stored)
-        return report
 
     def _new_only(self, batch: list[DocumentPrints]
                   ) -> tuple[list[DocumentPrints], list[tuple[str, int, bool]]]:
@@ -213,8 +284,12 @@ class Store:
             if fresh:
                 self._commit(fresh, sweep, report)
             report.already(outcomes)
-        if self.index.delta_size >= self.flush_every:
-            self.flush()
+        if self.index.delta_size >= self.flush_every and not report.warnings:
+            try:
+                self.flush()
+            except NeardupError as error:     # the batch is committed: said, not raised
+                report.warnings.append(f"the flush after the add failed ({error}); the "
+                                       "documents are committed and stay in the insert log")
 
     def _commit(self, batch: list[DocumentPrints], sweep: str | None,
                 report: AddReport) -> None:
@@ -237,15 +312,21 @@ class Store:
             sketches = sketch_rows(docs, batch)
             db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
             db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
-            db.execute("INSERT OR REPLACE INTO counters VALUES ('next_doc', ?)",
-                       (first + len(batch),))
+            db.executemany("INSERT OR REPLACE INTO counters VALUES (?, ?)",
+                           [("next_doc", first + len(batch)), ("commits", self.commits + 1)])
             if self.config.sketch_clusters is not None:
                 from neardup.store.urls import merge_sketch_clusters
 
                 merge_sketch_clusters(self, docs, batch)
         self.next_doc += len(batch)
+        self.commits += 1
         self.index.add(fps[indexed], docs[indexed])
         report.count(batch, found.query, a, b, docs)
+        try:
+            self._write_record()
+        except OutputError as error:          # the batch is committed: said, not raised
+            report.warnings.append(f"{error}; documents {first}..{first + len(batch) - 1} are "
+                                   "committed, their commit record not written")
 
     def _stored_matches(self, fps: U64) -> Matches:
         """The stored fingerprints within max_k of each of ``fps``: probed one by one for a
@@ -274,6 +355,8 @@ class Store:
         segment = self.index.freeze()
         if segment is None:
             return None
+        if self._record is not None:
+            formats.sync_record(self._record, self.root)
         first = self.segments[-1].last + 1 if self.segments else 0
         entry = self._write(segment, (first, self.next_doc - 1))
         self._replace_segments([], entry)
@@ -417,6 +500,11 @@ class Store:
                         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 db.close()
                 del self.db
+            if self._record is not None:
+                with suppress(OSError):               # best effort, as the checkpoint
+                    os.fsync(self._record)
+                os.close(self._record)
+                self._record = None
             if self._lock is not None:
                 os.close(self._lock)
                 self._lock = None
@@ -446,44 +534,3 @@ def _lock(root: Path) -> int:
         os.close(descriptor)
         raise StoreError(f"{root}: another process is writing to this store") from error
     return descriptor
-
-
-def open_store(path: str | os.PathLike[str], config: StoreConfig | None = None, *,
-               read_only: bool = False, flush_every: int = 100_000, verify: bool = True,
-               create: bool = True) -> Store:
-    """Open the store at ``path``, creating it (with ``config`` or the default) if absent and
-    ``create`` allows.
-
-    An existing store keeps its config: passing a different one raises ConfigError naming
-    every difference. ``verify`` checks each segment file's checksum when the store first maps
-    it (on by default; it costs a read of the segment files), not only its size.
-    """
-    root = Path(path)
-    manifest = root / formats.MANIFEST
-    if root.exists() and not root.is_dir():
-        raise StoreError(f"{root}: not a directory (a store is a directory)")
-    if not manifest.exists():
-        if not root.exists() and (read_only or not create):
-            raise StoreError(f"{root}: no such store ({formats.MANIFEST} missing)")
-        if read_only or not create or (root.exists() and any(root.iterdir())):
-            raise CorruptDataError(f"{manifest}: missing (not a neardup store)")
-        _create(root, config or StoreConfig())
-    stored, _, _ = formats.read_manifest(root)
-    if config is not None:
-        found = differences(stored, config_to_dict(config))
-        if found:
-            raise ConfigError(f"{root}: the store was created with another config: "
-                              + "; ".join(found))
-    try:
-        recorded = config_from_dict(stored)
-    except (KeyError, TypeError, ValueError) as error:
-        raise CorruptDataError(f"{manifest}: unreadable config ({error})") from error
-    return Store(root, recorded, read_only, flush_every, verify)
-
-
-def _create(root: Path, config: StoreConfig) -> None:
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OutputError(f"{root}: {error.strerror or error}") from error
-    formats.write_manifest(root, config_to_dict(config), [], 0)

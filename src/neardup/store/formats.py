@@ -6,6 +6,9 @@
       manifest.json          format, version, config, segments (name, first and last doc, count,
                              byte size and checksum of its segment.json), and the xxh3 checksum
                              of all that; replaced atomically
+      committed              the record of the last commit: two 64-byte slots, written in turn
+                             after each transaction commits, each holding (commits, documents)
+                             and its checksum (see :func:`write_record`)
       lock                   held (flock, exclusive) by the one writer
       readers.lock           held shared by a process while it maps segments; a writer removes
                              a file only when it can take this lock exclusively
@@ -30,6 +33,7 @@ import json
 import os
 import shutil
 import sqlite3
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -46,19 +50,26 @@ __all__ = [
     "FORMAT",
     "ROW_COLUMNS",
     "VERSION",
+    "CommitRecord",
     "SegmentEntry",
     "checked_rows",
     "connect_meta",
+    "manifest_stamp",
+    "open_record",
     "read_manifest",
+    "read_record",
     "read_segment",
     "readers_sharing",
+    "record_expected",
     "remove_debris",
     "row_checksum",
     "segment_dir",
     "snapshot",
     "sqlite_error",
+    "sync_record",
     "transaction",
     "write_manifest",
+    "write_record",
     "write_segment",
 ]
 
@@ -66,6 +77,7 @@ FORMAT = "neardup-store"
 VERSION = 3
 MANIFEST = "manifest.json"
 META = "meta.sqlite"
+COMMITTED = "committed"
 SEGMENTS = "segments"
 SEGMENT_INDEX = "segment.json"
 WRITER_LOCK = "lock"
@@ -161,7 +173,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def write_manifest(root: Path, config: dict[str, Any], segments: list[SegmentEntry],
                    next_doc: int) -> None:
     body = {"format": FORMAT, "version": VERSION, "config": config, "next_doc": next_doc,
-            "segments": [s.as_dict() for s in segments]}
+            "segments": [s.as_dict() for s in segments], "commit_record": COMMITTED}
     body["checksum"] = _body_checksum(body)
     _write_atomic(root / MANIFEST, (json.dumps(body, indent=1) + "\n").encode())
 
@@ -175,22 +187,127 @@ def read_manifest(root: Path) -> tuple[dict[str, Any], list[SegmentEntry], int]:
     """(config, segments, next doc) of the store at ``root``; CorruptDataError names the file."""
     path = root / MANIFEST
     try:
+        body = _manifest_body(path)
+        segments = [SegmentEntry(**entry) for entry in body["segments"]]
+        return body["config"], segments, int(body["next_doc"])
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise CorruptDataError(f"{path}: truncated or corrupt ({error})") from error
+
+
+def manifest_stamp(root: Path) -> tuple[int, int, int]:
+    """What changes when the manifest is replaced (inode, size, modification time)."""
+    path = root / MANIFEST
+    try:
+        found = path.stat()
+    except OSError as error:
+        raise CorruptDataError(f"{path}: {error.strerror or error}") from error
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def record_expected(root: Path) -> bool:
+    """Whether the manifest says the store keeps a commit record (stores written before the
+    record existed do not, until their first flush)."""
+    return _manifest_body(root / MANIFEST).get("commit_record") == COMMITTED
+
+
+def _manifest_body(path: Path) -> dict[str, Any]:
+    """The manifest's fields, after checking its format, version and checksum."""
+    try:
         body = json.loads(path.read_bytes())
-        if body.get("format") != FORMAT:
+        if not isinstance(body, dict) or body.get("format") != FORMAT:
             raise CorruptDataError(f"{path}: not a neardup store manifest")
         if body.get("version") != VERSION:
             raise CorruptDataError(f"{path}: store format version {body.get('version')!r}, "
                                    f"this neardup reads version {VERSION}")
         if body.get("checksum") != _body_checksum(body):
             raise CorruptDataError(f"{path}: checksum mismatch (altered)")
-        segments = [SegmentEntry(**entry) for entry in body["segments"]]
-        return body["config"], segments, int(body["next_doc"])
+        return body
     except FileNotFoundError as error:
         raise CorruptDataError(f"{path}: missing (not a neardup store)") from error
     except OSError as error:
         raise OutputError(f"{path}: {error.strerror or error}") from error
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise CorruptDataError(f"{path}: truncated or corrupt ({error})") from error
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRecord:
+    """What the store has committed: write transactions and documents."""
+
+    commits: int
+    documents: int
+
+
+RECORD_MAGIC = b"ndcommit"
+RECORD = struct.Struct("<8sQQQ")
+"""A slot of the commit record: magic, commits, documents, xxh3 of the three."""
+RECORD_SLOT = 64
+
+
+def _record_bytes(record: CommitRecord) -> bytes:
+    body = struct.pack("<8sQQ", RECORD_MAGIC, record.commits, record.documents)
+    return RECORD.pack(RECORD_MAGIC, record.commits, record.documents,
+                       xxhash.xxh3_64_intdigest(body)).ljust(RECORD_SLOT, b"\0")
+
+
+def _record_of(slot: bytes) -> CommitRecord | None:
+    if len(slot) < RECORD.size:
+        return None
+    magic, commits, documents, checksum = RECORD.unpack_from(slot)
+    body = struct.pack("<8sQQ", magic, commits, documents)
+    if magic != RECORD_MAGIC or xxhash.xxh3_64_intdigest(body) != checksum:
+        return None
+    return CommitRecord(commits, documents)
+
+
+def open_record(root: Path) -> int:
+    """The commit record opened for writing (created if absent)."""
+    path = root / COMMITTED
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from error
+
+
+def write_record(descriptor: int, root: Path, record: CommitRecord) -> None:
+    """Write ``record`` into the slot of its parity, after its transaction has committed. The
+    other slot keeps the previous commit, so a torn write (or a reader racing the writer) finds
+    at least one whole slot, never a record ahead of the database. It is not synced, like the
+    WAL's commits (SQLite ``synchronous=NORMAL``): both survive a killed process and are
+    synced together when the store flushes or closes."""
+    try:
+        written = os.pwrite(descriptor, _record_bytes(record), RECORD_SLOT * (record.commits % 2))
+        if written != RECORD_SLOT:
+            raise OSError(f"short write ({written} of {RECORD_SLOT} bytes)")
+    except OSError as error:
+        raise OutputError(f"{root / COMMITTED}: {getattr(error, 'strerror', None) or error}") \
+            from error
+
+
+def sync_record(descriptor: int, root: Path) -> None:
+    """Flush the commit record to the device (with the store's other files, at a flush)."""
+    try:
+        os.fsync(descriptor)
+    except OSError as error:
+        raise OutputError(f"{root / COMMITTED}: {error.strerror or error}") from error
+
+
+def read_record(root: Path) -> CommitRecord | None:
+    """The latest whole slot of the commit record; None if the store has none; CorruptDataError
+    naming the file if neither slot is whole."""
+    path = root / COMMITTED
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise OutputError(f"{path}: {error.strerror or error}") from error
+    slots = [_record_of(data[start:start + RECORD_SLOT]) for start in (0, RECORD_SLOT)]
+    whole = [slot for slot in slots if slot is not None]
+    if not whole:
+        raise CorruptDataError(f"{path}: {len(data)} bytes, no whole commit record "
+                               "(truncated or damaged)")
+    return max(whole, key=lambda slot: slot.commits)
 
 
 def segment_dir(root: Path, name: str) -> Path:
@@ -312,7 +429,12 @@ def remove_debris(root: Path, segments: list[SegmentEntry]) -> list[str]:
     try:
         named = {s.name for s in segments}
         removed = []
-        for child in sorted(base.iterdir()) if base.exists() else []:
+        try:
+            children = sorted(base.iterdir()) if base.exists() else []
+        except OSError as error:
+            raise CorruptDataError(f"{base}: {error.strerror or error} (the store's segment "
+                                   "folder is damaged)") from error
+        for child in children:
             if child.name not in named:
                 shutil.rmtree(child, ignore_errors=True)
                 removed.append(child.name)

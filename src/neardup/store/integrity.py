@@ -4,6 +4,12 @@ The manifest names the segments and the documents each holds; SQLite holds one r
 and the document counter, written in the same transaction as the rows. A truncated database, a
 damaged WAL or a manifest from another store shows up as a disagreement, refused with an error
 naming both files rather than opened as a store with fewer documents.
+
+Each write transaction also counts itself (counter ``commits``) and, once committed, is written
+to the commit record beside the database (:func:`neardup.store.formats.write_record`). SQLite
+replays a WAL up to its first damaged frame and silently drops the rest; the record, read before
+the database, says how many transactions the store had committed, so lost WAL frames show up as
+a database behind its record, even for rows no segment holds yet.
 """
 
 from __future__ import annotations
@@ -14,13 +20,14 @@ from pathlib import Path
 from neardup.errors import CorruptDataError
 from neardup.store import formats
 
-__all__ = ["checked_next_doc", "stored_counter"]
+__all__ = ["checked_commits", "checked_next_doc", "stored_counter"]
 
 
-def stored_counter(db: sqlite3.Connection) -> int | None:
-    """The document counter the last committed add wrote (None in a store without one)."""
+def stored_counter(db: sqlite3.Connection, name: str = "next_doc") -> int | None:
+    """A counter the last committed add wrote (None in a store without one): ``next_doc``,
+    the document counter, or ``commits``, the number of write transactions."""
     try:
-        row = db.execute("SELECT value FROM counters WHERE name='next_doc'").fetchone()
+        row = db.execute("SELECT value FROM counters WHERE name=?", (name,)).fetchone()
     except sqlite3.OperationalError as error:
         if "no such table" in str(error):
             return None
@@ -53,3 +60,34 @@ def checked_next_doc(db: sqlite3.Connection, root: Path,
                                    f"fingerprints of documents {entry.first}..{entry.last}, "
                                    f"the database {indexed}")
     return int(count)
+
+
+def read_record(root: Path) -> formats.CommitRecord | None:
+    """The store's commit record, to be read before the database; CorruptDataError naming it
+    if the manifest says the store keeps one and it is missing."""
+    record = formats.read_record(root)
+    if record is None and formats.record_expected(root):
+        raise CorruptDataError(f"{root / formats.COMMITTED}: missing (the manifest says this "
+                               "store records its commits)")
+    return record
+
+
+def checked_commits(db: sqlite3.Connection, root: Path,
+                    record: formats.CommitRecord | None) -> int:
+    """The number of committed write transactions, after checking that the database holds
+    every one the record (read before it) says were committed (checked first: a WAL lost
+    whole can leave a database without tables)."""
+    commits = stored_counter(db, "commits") or 0
+    documents = stored_counter(db) or 0
+    if record is None:
+        return commits
+    if commits < record.commits or documents < record.documents:   # ahead is no loss
+        meta = root / formats.META
+        wal = meta.with_name(f"{meta.name}-wal")
+        where = wal if wal.exists() else f"{meta} (its WAL {wal.name} is missing)"
+        raise CorruptDataError(
+            f"{where}: committed data lost: {root / formats.COMMITTED} records {record.commits} "
+            f"commits and {record.documents} documents, the database holds {commits} commits "
+            f"and {documents} documents (a damaged or lost WAL; the store is refused rather "
+            "than opened smaller)")
+    return commits

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from neardup._types import I64
+from neardup.errors import NeardupError, SourceError
 from neardup.methods.prints import DocumentPrints
 from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows, row_checksum
 from neardup.store.printer import features_of
@@ -90,7 +91,9 @@ class AddReport:
     """What an add did: documents added, documents already stored (same id, byte-identical:
     not stored again), how many had a near-copy already stored or earlier in the same add, and
     the documents added (first and last number). ``outcomes``, when asked for, lists each
-    document in input order as (id, doc number, already stored)."""
+    document in input order as (id, doc number, already stored). ``warnings`` lists what
+    failed after documents were committed (the automatic flush, the commit record): the
+    documents it reports added are stored all the same."""
 
     added: int = 0
     already_stored: int = 0
@@ -101,6 +104,7 @@ class AddReport:
     last_doc: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     outcomes: list[tuple[str, int, bool]] | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def already(self, outcomes: list[tuple[str, int, bool]]) -> None:
         """Count the documents of a committed batch found already stored (and list every
@@ -119,11 +123,22 @@ class AddReport:
             self.first_doc = int(docs[0]) if self.first_doc is None else self.first_doc
             self.last_doc = int(docs[-1])
 
+    def after(self, error: NeardupError) -> NeardupError:
+        """``error``, of the same kind, saying what the add had committed before it."""
+        done = (f"before it, this add committed {self.added} documents ({self.first_doc}.."
+                f"{self.last_doc}) and found {self.already_stored} already stored")
+        if isinstance(error, SourceError):
+            return SourceError(error.path, f"{error.cause}; {done}")
+        try:
+            return type(error)(f"{error}; {done}")
+        except TypeError:                     # an error class with another signature
+            return NeardupError(f"{error}; {done}")
+
     def as_dict(self) -> dict[str, object]:
         return {"added": self.added, "already_stored": self.already_stored, "empty": self.empty,
                 "matched_stored": self.matched_stored,
                 "matched_in_batch": self.matched_in_batch, "first_doc": self.first_doc,
-                "last_doc": self.last_doc}
+                "last_doc": self.last_doc, "warnings": list(self.warnings)}
 
 
 IDENTICAL = ROW_FIELDS.index("identical")

@@ -1,0 +1,90 @@
+"""``neardup serve --readers N``: reader processes on the same port answer reads that see every
+acknowledged add, pass adds to the one writer, and stop (or die) with the serving process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
+pytest.importorskip("uvicorn", reason="the service extra (uvicorn) is not installed")
+
+from test_service import _doc, _text, _token_file, call, start_server, stop_server
+from test_worker_death import _session
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def _wait_for_readers(pid: int, count: int) -> set[int]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        readers = _children(pid)
+        if len(readers) >= count:
+            return readers
+        time.sleep(0.1)
+    raise AssertionError(f"fewer than {count} reader processes started")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_readers_see_every_acknowledged_add_and_stop_with_the_server(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "store", "--readers", "2",
+                           token_file=_token_file(tmp_path))
+    try:
+        readers = _wait_for_readers(running.process.pid, 2)
+        time.sleep(2)                                      # the readers have started serving
+        numbers = set()
+        for n in range(60):                                # each call a new connection
+            doc = _doc(f"r/{n}", 400 + n)
+            status, _, added = call(running, "POST", "/v1/documents", {"documents": [doc]})
+            assert status == 200 and added["added"] == 1, added
+            numbers.add(added["documents"][0]["doc"])
+            status, _, answer = call(running, "POST", "/v1/query", {"text": _text(400 + n)})
+            assert status == 200 and (f"r/{n}", 0) in \
+                [(m["id"], m["distance"]) for m in answer["matches"]], (n, answer)
+            status, _, row = call(running, "GET",
+                                  f"/v1/documents/{urllib.parse.quote(f'r/{n}', safe='')}")
+            assert status == 200 and row["doc"] == added["documents"][0]["doc"]
+        assert len(numbers) == 60
+        writers = [("neardup_writer_groups" in call(running, "GET", "/metrics")[2])
+                   for _ in range(40)]
+        assert any(writers) and not all(writers), "every answer came from one process"
+    finally:
+        stop_server(running)
+    time.sleep(1)
+    assert not [pid for pid in readers if Path(f"/proc/{pid}").exists()
+                and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_readers_die_when_the_server_is_killed(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "store", "--readers", "2",
+                           token_file=_token_file(tmp_path))
+    readers = _wait_for_readers(running.process.pid, 2)
+    os.kill(running.process.pid, signal.SIGKILL)
+    running.process.wait()
+    if running.process.stderr is not None:
+        running.process.stderr.close()
+    time.sleep(5)
+    alive = {pid: state for pid, state in _session(os.getsid(0)).items()
+             if pid in readers and state != "Z"}
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == {}, f"reader processes alive 5 s after the server was killed: {alive}"
