@@ -1,19 +1,23 @@
 """Building the report model from ``dedup`` runs: one section per measurement of the papers.
 
-Sections 1 (replicas per document), 2 (cluster sizes) and 4 (crawl savings) compare every run
-given (one bar group, series or row per method); the others use the first run that has what they
-need: hosts (3, servers), a ``links`` table (5, link graph, see :mod:`.sections`), a
-``growth`` table (6, growth), a ``simhash`` column (7, fingerprint distribution, see
-:mod:`.crawlsection`).
+Sections 1-3 (largest clusters, duplicate rates, non-content pages, see :mod:`.copysections`)
+read the first run. Sections 4 (replicas per document), 5 (cluster sizes) and 7 (crawl savings)
+compare every run given (one bar group, series or row per method); the others use the first run
+that has what they need: hosts (6, servers), a ``links`` table (8, link graph, see
+:mod:`.sections`), a ``growth`` table (9, growth), a ``simhash`` column (10, fingerprint
+distribution). A log-log figure of fewer than :data:`MIN_LOGLOG_POINTS` points becomes a table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from neardup.analysis.collections import replicated_together
+from neardup.analysis.copies import Copies, gather_copies
+from neardup.analysis.copysections import largest_section, noncontent_section, rates_section
 from neardup.analysis.dedupdir import DedupRun, column_array, column_list, run_labels
 from neardup.analysis.model import (
     SECTION_TITLES,
@@ -44,7 +48,7 @@ from neardup.analysis.servers import (
 )
 from neardup.analysis.sgm_table import chunks_section
 
-__all__ = ["build_report"]
+__all__ = ["MIN_LOGLOG_POINTS", "build_report", "small_plots_as_tables"]
 
 #: Two servers sharing one page (a robots.txt, an error page) are no mirrors: a pair is listed
 #: from this many shared contents.
@@ -247,10 +251,43 @@ def _first(runs: Sequence[DedupRun], labels: Sequence[str], key: str, reason: st
     return Section(key, SECTION_TITLES[key], omitted=reason)
 
 
-def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int = 10) -> Report:
-    """The report over ``runs`` (one or more dedup output directories, first one first)."""
+#: A log-log figure with fewer points than this in every series is shown as a table.
+MIN_LOGLOG_POINTS = 8
+
+
+def _as_table(figure: Figure) -> Table:
+    xs = sorted({x for s in figure.series for x in s.x}, key=float)
+    values = [dict(zip(s.x, s.y, strict=True)) for s in figure.series]
+    return Table(figure.title, (figure.xlabel, *(f"{figure.ylabel}: {s.name}"
+                                                 for s in figure.series)),
+                 ("count", *repeat_unit("count", len(figure.series))),
+                 tuple((x, *(v.get(x, 0.0) for v in values)) for x in xs))
+
+
+def small_plots_as_tables(section: Section) -> Section:
+    """``section`` with each log-log figure of few points replaced by a table of them (a
+    straight line through 2-6 points says less than the numbers)."""
+    small = [f for f in section.figures if f.kind == "loglog"
+             and all(len(s.x) < MIN_LOGLOG_POINTS for s in f.series)]
+    if not small:
+        return section
+    return replace(section, figures=tuple(f for f in section.figures if f not in small),
+                   tables=(*section.tables, *(_as_table(f) for f in small)))
+
+
+def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int = 10,
+                 copies: Copies | None = None, browser: str | None = None) -> Report:
+    """The report over ``runs`` (one or more dedup output directories, first one first).
+
+    ``copies`` (gathered from the first run when not given) feeds the first three sections;
+    ``browser`` is the relative path of the cluster browser folder the cluster rows link to."""
     labels = run_labels(runs)
+    if copies is None:
+        copies = gather_copies(runs[0], labels[0], top, 1)
     sections = [
+        largest_section(copies, top, browser),
+        rates_section(copies, top),
+        noncontent_section(copies, top, browser),
         replicas_section(runs, labels),
         clusters_section(runs, labels),
         servers_section(runs[0], labels[0], top),
@@ -267,4 +304,4 @@ def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int =
         chunks_section(runs, labels),
     ]
     return Report("neardup replication report", tuple(str(run.path) for run in runs),
-                  tuple(sections))
+                  tuple(small_plots_as_tables(section) for section in sections))

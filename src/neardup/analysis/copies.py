@@ -1,0 +1,73 @@
+"""What an archivist asks first: which pages are copies of which, how many per file, host and
+date, and which "copies" are only robots.txt files, error pages or empty pages.
+
+:func:`gather_copies` picks the largest clusters of a run (bounded), labels every page's kind
+(:mod:`.pages`) and reads the texts of the chosen clusters' members again from the inputs
+(:mod:`.texts`); the three report sections and the cluster browser (:mod:`.browser`) are built
+from what it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.analysis.dedupdir import DedupRun, column_array, column_list
+from neardup.analysis.largest import ClusterEntry, largest_clusters
+from neardup.analysis.pages import KINDS, PageKind, page_kinds, text_kind
+from neardup.analysis.texts import DocText, TextSettings, read_texts, text_settings
+
+__all__ = ["Copies", "gather_copies", "kind_counts", "snippet"]
+
+SNIPPET_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Copies:
+    """The largest clusters of one run, every page's kind, the texts read and what failed."""
+
+    run: DedupRun
+    label: str
+    kinds: list[PageKind]
+    clusters: list[ClusterEntry]
+    texts: dict[int, DocText]
+    problems: list[str]
+    settings: TextSettings
+
+    def content_mask(self) -> npt.NDArray[np.bool_]:
+        return np.array([kind == "content" for kind in self.kinds], dtype=bool)
+
+
+def snippet(text: str, width: int = SNIPPET_CHARS) -> str:
+    """The start of a text on one line, cut at a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    return flat[:width].rsplit(" ", 1)[0] + " ..."
+
+
+def gather_copies(run: DedupRun, label: str, clusters: int, members: int) -> Copies:
+    """The ``clusters`` largest clusters of ``run``, at most ``members`` documents of each with
+    their texts (read again from the inputs)."""
+    kinds = page_kinds(column_list(run.documents, "url"),
+                       column_array(run.documents, "tokens").astype(np.int64).tolist())
+    entries = largest_clusters(run, kinds, clusters, members)
+    settings = text_settings(run.summary)
+    wanted = sorted({doc for entry in entries for doc in entry.members})
+    texts, problems = (read_texts(run, wanted, settings) if "source" in run.documents.column_names
+                       else ({}, [f"{run.path}: no source column; texts cannot be shown"]))
+    for doc, text in texts.items():
+        kinds[doc] = text_kind(kinds[doc], text.text)
+    entries = [replace(entry, kind=kinds[entry.kept]) for entry in entries]
+    return Copies(run, label, kinds, entries, texts, problems, settings)
+
+
+def kind_counts(copies: Copies) -> dict[PageKind, tuple[int, int]]:
+    """Per page kind: documents, and duplicates among them."""
+    duplicate = ~column_array(copies.run.clusters, "kept").astype(bool)
+    codes = np.array([KINDS.index(kind) for kind in copies.kinds], dtype=np.int64)
+    docs = np.bincount(codes, minlength=len(KINDS))
+    dups = np.bincount(codes, weights=duplicate, minlength=len(KINDS))
+    return {kind: (int(docs[i]), int(dups[i])) for i, kind in enumerate(KINDS)}
