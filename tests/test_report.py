@@ -77,7 +77,8 @@ def check_report(html_path: Path, json_path: Path) -> tuple[Page, dict[str, Any]
         if "omitted" in section:
             assert shown["omitted"] and section["omitted"] in shown["text"]
             continue
-        assert len(shown["images"]) == len(section["figures"]) >= 1, section["key"]
+        assert len(shown["images"]) == len(section["figures"]), section["key"]
+        assert section["figures"] or section["tables"], section["key"]
         for src in shown["images"]:
             assert src.startswith("data:image/png;base64,")
             assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG)

@@ -48,14 +48,17 @@ def snippet(text: str, width: int = SNIPPET_CHARS) -> str:
     return flat[:width].rsplit(" ", 1)[0] + " ..."
 
 
-def gather_copies(run: DedupRun, label: str, clusters: int, members: int) -> Copies:
-    """The ``clusters`` largest clusters of ``run``, at most ``members`` documents of each with
-    their texts (read again from the inputs)."""
+def gather_copies(run: DedupRun, label: str, clusters: int, members: int,
+                  text_clusters: int | None = None, text_members: int | None = None) -> Copies:
+    """The ``clusters`` largest clusters of ``run`` (their first ``members`` documents, the
+    kept one first), with the texts of the first ``text_members`` members (all when None) of
+    the first ``text_clusters`` clusters (all when None) read again from the inputs."""
     kinds = page_kinds(column_list(run.documents, "url"),
                        column_array(run.documents, "tokens").astype(np.int64).tolist())
     entries = largest_clusters(run, kinds, clusters, members)
     settings = text_settings(run.summary)
-    wanted = sorted({doc for entry in entries for doc in entry.members})
+    wanted = sorted({doc for entry in entries[:text_clusters]
+                     for doc in entry.members[:text_members]})
     texts, problems = (read_texts(run, wanted, settings) if "source" in run.documents.column_names
                        else ({}, [f"{run.path}: no source column; texts cannot be shown"]))
     for doc, text in texts.items():

@@ -6,7 +6,8 @@ tokens): a URL whose path ends in ``/robots.txt`` is ``robots``; a URL naming an
 (``/404``, ``/error``, ``not-found``, ...) is ``error``; a page with fewer than
 :data:`EMPTY_TOKENS` tokens is ``empty``. The text of a page, where the report reads it (the
 members of the clusters it shows), can also mark it ``error`` (:func:`text_kind`: a short text
-opening with an HTTP error phrase, the "soft 404" a server sends with status 200).
+opening with an HTTP error phrase, or saying that the page, item or file asked for cannot be
+found: the "soft 404" a server sends with status 200).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ _ERROR_TEXT = re.compile(
     r"access denied|internal server error|service unavailable|bad gateway|bad request|"
     r"the page you requested|this page (does not|doesn't) exist|file not found)",
     re.IGNORECASE)
+_MISSING_TEXT = re.compile(
+    r"\b(page|item|file|document|url|resource)\b[^.]{0,40}?\b(was not found|not found|"
+    r"cannot be found|could not be found|does not exist|no longer exists)\b", re.IGNORECASE)
 
 
 def page_kind(url: str | None, tokens: int) -> PageKind:
@@ -56,6 +60,7 @@ def page_kinds(urls: Sequence[str | None], tokens: Sequence[int]) -> list[PageKi
 def text_kind(kind: PageKind, text: str) -> PageKind:
     """``kind`` refined by the page's text: a short content page whose text opens with an HTTP
     error phrase is an ``error`` page."""
-    if kind == "content" and len(text) <= ERROR_TEXT_CHARS and _ERROR_TEXT.search(text.strip()):
+    short = kind == "content" and len(text) <= ERROR_TEXT_CHARS
+    if short and (_ERROR_TEXT.search(text.strip()) or _MISSING_TEXT.search(text)):
         return "error"
     return kind

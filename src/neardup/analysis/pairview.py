@@ -21,7 +21,7 @@ from neardup.config import ShingleConfig
 from neardup.features.shingles import shingle_hashes
 from neardup.text.canonical import canonical_text
 
-__all__ = ["PairView", "compare_texts", "marked_tokens"]
+__all__ = ["PairView", "compare_texts", "marked_tokens", "relation_words", "verification_rule"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +84,31 @@ def compare_texts(a: str, b: str, shingles: ShingleConfig | None = None) -> Pair
         containment_ab=both / size_a if size_a else 1.0,
         containment_ba=both / size_b if size_b else 1.0,
         shingle_width=config.width)
+
+
+_RELATION_WORDS = {
+    "identical": "identical bytes (same payload hash)",
+    "lexical": "same text once in canonical form (same canonical-text hash)",
+    "shingle-equivalent": "same set of shingles (same shingle-set hash)",
+}
+
+
+def verification_rule(summary: dict[str, object]) -> str:
+    """The rule a run's near pairs passed, in words, from its ``summary.json``."""
+    near = summary.get("near")
+    verification = near.get("verification") if isinstance(near, dict) else None
+    if not isinstance(verification, dict):
+        return f"the {summary.get('method', 'run')}'s own rule (summary.json does not state it)"
+    rule = str(verification.get("rule", "resemblance"))
+    threshold = verification.get("threshold")
+    where = f" at least {threshold}" if threshold is not None else ""
+    return f"exact {rule} of the shingle sets (site templates removed){where}"
+
+
+def relation_words(method: str, relation: str, rule: str) -> str:
+    """Why a verified pair of a run holds: its method, its relation and the rule it passed."""
+    if method == "revisit":
+        return "a WARC revisit record of the other capture (same payload digest)"
+    if relation in _RELATION_WORDS:
+        return _RELATION_WORDS[relation]
+    return f"{method} candidate, {relation}: {rule}"
