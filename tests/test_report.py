@@ -120,7 +120,8 @@ def test_two_methods_render_every_section_with_figures_and_numbers(
     _, data = check_report(tmp_path / "r.html", tmp_path / "r.json")
     sections = {s["key"]: s for s in data["sections"]}
     assert set(sections) - {k for k, s in sections.items() if "omitted" in s} == {
-        "replicas", "clusters", "servers", "savings", "links", "distribution"}
+        "largest", "rates", "noncontent", "replicas", "clusters", "servers", "savings", "links",
+        "distribution"}
     replicas = sections["replicas"]["figures"][0]["series"]
     assert [s["name"] for s in replicas] == ["identical bytes", "simhash k=3", "exact"]
     for series in replicas:
@@ -236,7 +237,8 @@ def test_report_of_demo_output(tmp_path: Path, method: str) -> None:
     _, data = check_report(tmp_path / "demo.html", tmp_path / "demo.json")
     present = [s["key"] for s in data["sections"] if "omitted" not in s]
     fingerprints = ["distribution"] if method == "simhash" else []  # needs simhash column
-    assert present == ["replicas", "clusters", "servers", "savings", "links", *fingerprints]
+    assert present == ["largest", "rates", "noncontent", "replicas", "clusters", "servers",
+                       "savings", "links", *fingerprints]
 
 
 @pytest.mark.slow

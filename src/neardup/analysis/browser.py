@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from neardup.analysis.browserassets import SCRIPT, STYLE
 from neardup.analysis.copies import Copies
 from neardup.analysis.copysections import browser_page
-from neardup.analysis.dedupdir import read_table
+from neardup.analysis.dedupdir import column_or_nulls, read_table
 from neardup.analysis.largest import ClusterEntry, keep_reason
 from neardup.analysis.pairview import relation_words, verification_rule
 from neardup.analysis.render import write_text_atomic
@@ -146,13 +146,14 @@ def _texts(copies: Copies, docs: Sequence[int],
 
 def _members(copies: Copies, entry: ClusterEntry, limits: BrowserLimits) -> list[dict[str, Any]]:
     docs = copies.run.documents
-    reasons = copies.run.clusters.column("reason")
+    reasons = column_or_nulls(copies.run.clusters, "reason")
+    fetched = column_or_nulls(docs, "fetched")
     rows = []
     for doc in entry.members[: limits.member_rows]:
         reason = reasons[doc].as_py()
-        rows.append({"doc": doc, "url": docs.column("url")[doc].as_py(),
-                     "host": docs.column("host")[doc].as_py(),
-                     "fetched": docs.column("fetched")[doc].as_py(),
+        rows.append({"doc": doc, "url": column_or_nulls(docs, "url")[doc].as_py(),
+                     "host": column_or_nulls(docs, "host")[doc].as_py(),
+                     "fetched": fetched[doc].as_py(),
                      "bytes": docs.column("length")[doc].as_py(), "kind": copies.kinds[doc],
                      "kept": doc == entry.kept,
                      "reason": (f"kept: {keep_reason(reason)}" if doc == entry.kept

@@ -13,10 +13,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from neardup.analysis.dedupdir import DedupRun, column_array, column_list
+from neardup.analysis.dedupdir import DedupRun, column_array, column_list, column_or_nulls
 from neardup.analysis.largest import ClusterEntry, largest_clusters
-from neardup.analysis.pages import KINDS, PageKind, page_kinds, text_kind
+from neardup.analysis.pages import EMPTY_TOKENS, KINDS, PageKind, page_kinds, text_kind
 from neardup.analysis.texts import DocText, TextSettings, read_texts, text_settings
 
 __all__ = ["Copies", "gather_copies", "kind_counts", "snippet"]
@@ -53,14 +55,17 @@ def gather_copies(run: DedupRun, label: str, clusters: int, members: int,
     """The ``clusters`` largest clusters of ``run`` (their first ``members`` documents, the
     kept one first), with the texts of the first ``text_members`` members (all when None) of
     the first ``text_clusters`` clusters (all when None) read again from the inputs."""
+    tokens = column_or_nulls(run.documents, "tokens", pa.int64())
     kinds = page_kinds(column_list(run.documents, "url"),
-                       column_array(run.documents, "tokens").astype(np.int64).tolist())
+                       pc.fill_null(tokens, EMPTY_TOKENS).to_numpy().tolist())
     entries = largest_clusters(run, kinds, clusters, members)
     settings = text_settings(run.summary)
     wanted = sorted({doc for entry in entries[:text_clusters]
                      for doc in entry.members[:text_members]})
-    texts, problems = (read_texts(run, wanted, settings) if "source" in run.documents.column_names
-                       else ({}, [f"{run.path}: no source column; texts cannot be shown"]))
+    located = {"source", "offset", "id"} <= set(run.documents.column_names)
+    texts, problems = (read_texts(run, wanted, settings) if located else
+                       ({}, [f"{run.path}: no source, offset or id column: texts cannot be "
+                             "shown"]))
     for doc, text in texts.items():
         kinds[doc] = text_kind(kinds[doc], text.text)
     entries = [replace(entry, kind=kinds[entry.kept]) for entry in entries]

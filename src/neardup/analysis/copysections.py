@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neardup.analysis.copies import Copies, kind_counts, snippet
-from neardup.analysis.dedupdir import column_array
+from neardup.analysis.dedupdir import column_array, column_or_nulls
 from neardup.analysis.largest import ClusterEntry, keep_reason
 from neardup.analysis.model import SECTION_TITLES, Section, Stat, Table, Value
 from neardup.analysis.pages import EMPTY_TOKENS
@@ -32,8 +32,8 @@ def _cluster_rows(copies: Copies, entries: Sequence[ClusterEntry],
                   browser: str | None) -> Table:
     docs = copies.run.documents
     urls, hosts = docs.column("url"), docs.column("host")
-    fetched, length = docs.column("fetched"), column_array(docs, "length")
-    reasons = copies.run.clusters.column("reason")
+    fetched, length = column_or_nulls(docs, "fetched"), column_array(docs, "length")
+    reasons = column_or_nulls(copies.run.clusters, "reason")
     rows: list[tuple[Value, ...]] = []
     for e in entries:
         text = copies.texts.get(e.kept)
@@ -90,7 +90,7 @@ def rates_section(copies: Copies, top: int) -> Section:
             docs.column("source"), duplicate, content), top, "files, most duplicates first"))
     hosts = group_rates(docs.column("host"), duplicate, content)
     tables.append(_rate_table("Per host", "host", hosts, top, "hosts, most duplicates first"))
-    dates, unit = date_keys(docs.column("fetched"))
+    dates, unit = date_keys(column_or_nulls(docs, "fetched"))
     by_date = group_rates(dates, duplicate, content, by_key=True)
     tables.append(_rate_table(f"Per crawl date (by {unit})", unit, by_date, max(top, 40),
                               f"{unit}s, in order"))

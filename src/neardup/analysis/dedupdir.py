@@ -25,8 +25,8 @@ from neardup._types import I64
 from neardup.analysis.replication import dense_labels
 from neardup.errors import SourceError
 
-__all__ = ["DedupRun", "column_array", "column_list", "read_dedup_dir", "read_store", "read_table",
-           "run_labels"]
+__all__ = ["DedupRun", "column_array", "column_list", "column_or_nulls", "read_dedup_dir",
+           "read_store", "read_table", "run_labels"]
 
 _REQUIRED = {"documents": ("doc", "url", "host", "length", "identical"),
              "clusters": ("doc", "cluster", "kept")}
@@ -87,6 +87,18 @@ def run_labels(runs: Sequence[DedupRun]) -> list[str]:
 def column_array(table: pa.Table, name: str) -> npt.NDArray[Any]:
     """A column as a numpy array (nulls become NaN or None by type)."""
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False))
+
+
+def column_or_nulls(table: pa.Table, name: str,
+                    kind: pa.DataType | None = None) -> pa.ChunkedArray:
+    """A column, or all nulls (of ``kind``, default string) when the table has none: the
+    optional columns of older or foreign runs (``fetched``, ``reason``, ``tokens``...)."""
+    if name not in table.column_names:
+        return pa.chunked_array([pa.nulls(table.num_rows, kind or pa.string())])
+    column = table.column(name)
+    if kind is None and not pa.types.is_string(column.type):
+        return pc.cast(column, pa.string())  # JSONL readers make dates timestamps
+    return column
 
 
 def column_list(table: pa.Table, name: str) -> list[Any]:

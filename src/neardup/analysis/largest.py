@@ -17,7 +17,7 @@ from neardup._types import I64
 from neardup.analysis.dedupdir import DedupRun, column_array
 from neardup.analysis.pages import PageKind
 
-__all__ = ["ClusterEntry", "host_codes", "keep_reason", "largest_clusters"]
+__all__ = ["ClusterEntry", "host_codes", "keep_reason", "kept_docs", "largest_clusters"]
 
 _KEEP_REASONS = {"first": "first in input order", "longest": "longest payload",
                  "earliest": "earliest fetch date", "shortest-url": "shortest URL"}
@@ -50,6 +50,20 @@ def host_codes(run: DedupRun) -> I64:
                       else codes, dtype=np.int64)
 
 
+def kept_docs(run: DedupRun) -> I64:
+    """Each document's kept copy: the ``kept_doc`` column, or (runs without it) the kept
+    member of its cluster, else the cluster's first member."""
+    if "kept_doc" in run.clusters.column_names:
+        return column_array(run.clusters, "kept_doc").astype(np.int64)
+    labels = run.cluster
+    docs = np.arange(labels.size, dtype=np.int64)
+    kept = column_array(run.clusters, "kept").astype(bool)
+    chosen = np.full(int(labels.max(initial=-1)) + 1, labels.size, dtype=np.int64)
+    np.minimum.at(chosen, labels, docs)
+    chosen[labels[kept]] = docs[kept]
+    return chosen[labels]
+
+
 def _order(labels: I64, sizes: I64, count: int) -> I64:
     """The labels of the ``count`` largest clusters (2+ documents), largest first, ties by
     label."""
@@ -72,7 +86,7 @@ def largest_clusters(run: DedupRun, kinds: Sequence[PageKind], count: int,
     members = np.flatnonzero(np.isin(labels, chosen))
     grouped = members[np.argsort(labels[members], kind="stable")]
     starts = np.searchsorted(labels[grouped], chosen)
-    kept_doc = column_array(run.clusters, "kept_doc").astype(np.int64)
+    kept_doc = kept_docs(run)
     hosts = host_codes(run)
     entries = []
     for label, start in zip(chosen.tolist(), starts.tolist(), strict=True):
