@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from neardup.analysis import read_dedup_dir
 from neardup.analysis.copies import gather_copies, snippet
 from neardup.analysis.largest import keep_reason, kept_docs, largest_clusters
+from neardup.analysis.model import Figure, Section, Series
 from neardup.analysis.pages import page_kind, text_kind
 from neardup.analysis.pairview import compare_texts, relation_words, verification_rule
 from neardup.analysis.rates import date_keys, group_rates
 from neardup.analysis.report import MIN_LOGLOG_POINTS, small_plots_as_tables
-from neardup.analysis.model import Figure, Section, Series
 from neardup.analysis.texts import read_texts, text_settings
 from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig, ShingleConfig
