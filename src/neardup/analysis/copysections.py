@@ -14,7 +14,7 @@ from neardup.analysis.rates import GroupRate, date_keys, group_rates
 
 __all__ = ["browser_page", "largest_section", "noncontent_section", "rates_section"]
 
-_CLUSTER_COLUMNS = ("cluster", "documents", "hosts", "kept URL", "host", "fetched", "bytes",
+_CLUSTER_COLUMNS = ("cluster", "documents", "hosts", "kept URL", "fetched", "bytes",
                     "kept because", "text")
 
 
@@ -31,19 +31,20 @@ def _cell(values: Sequence[object], doc: int) -> str | None:
 def _cluster_rows(copies: Copies, entries: Sequence[ClusterEntry],
                   browser: str | None) -> Table:
     docs = copies.run.documents
-    urls, hosts = docs.column("url"), docs.column("host")
+    urls = docs.column("url")
     fetched, length = column_or_nulls(docs, "fetched"), column_array(docs, "length")
     reasons = column_or_nulls(copies.run.clusters, "reason")
     rows: list[tuple[Value, ...]] = []
     for e in entries:
         text = copies.texts.get(e.kept)
+        day = fetched[e.kept].as_py()
         rows.append((e.cluster, e.size, e.hosts, _cell(urls, e.kept) or f"doc {e.kept}",
-                     hosts[e.kept].as_py(), fetched[e.kept].as_py(), int(length[e.kept]),
+                     day[:10] if day else None, int(length[e.kept]),
                      keep_reason(reasons[e.kept].as_py()),
                      snippet(text.text) if text is not None else "(text not available)"))
     links = tuple(f"{browser}/{browser_page(e.cluster)}" for e in entries) if browser else ()
     return Table("", _CLUSTER_COLUMNS,
-                 ("count", "count", "count", "text", "text", "text", "bytes", "text", "text"),
+                 ("count", "count", "count", "url", "text", "bytes", "text", "text"),
                  tuple(rows), links)
 
 
@@ -74,7 +75,8 @@ def _rate_table(title: str, key: str, rows: Sequence[GroupRate], top: int, note:
     shown = rows[:top]
     return Table(title, (key, "documents", "duplicates", "share", "non-content pages",
                          "content duplicates", "share of content"),
-                 ("text", "count", "count", "share", "count", "count", "share"),
+                 ("url" if key in ("file", "host") else "text", "count", "count", "share",
+                  "count", "count", "share"),
                  tuple((r.key, r.documents, r.duplicates, r.rate, r.non_content,
                         r.content_duplicates, r.content_rate) for r in shown),
                  note=f"{len(shown)} of {len(rows)} {note}")

@@ -17,7 +17,7 @@ __all__ = [
     "format_value",
 ]
 
-Unit = Literal["count", "share", "bytes", "number", "text"]
+Unit = Literal["count", "share", "bytes", "number", "text", "url"]
 FigureKind = Literal["bars", "hbars", "loglog", "lines", "histogram"]
 Value = int | float | str | None
 
@@ -55,7 +55,7 @@ def format_value(value: Value, unit: Unit) -> str:
     decimal units, other numbers with two decimals."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
-    if unit == "text" or isinstance(value, str):
+    if unit in ("text", "url") or isinstance(value, str):
         return str(value)
     if unit == "share":
         return f"{100 * value:.1f}%"

@@ -22,7 +22,7 @@ from neardup.errors import OutputError
 __all__ = ["render_html", "write_report", "write_text_atomic"]
 
 _STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; color: #222; max-width: 1000px; margin: 2em auto;
+body { font: 15px/1.45 system-ui, sans-serif; color: #222; max-width: 1200px; margin: 2em auto;
        padding: 0 1em; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.25em; margin: 0 0 0.3em; }
 section { border-top: 1px solid #ddd; padding: 1.2em 0; }
@@ -39,7 +39,8 @@ caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
 th, td { border-bottom: 1px solid #e5e5e5; padding: 0.25em 0.6em; text-align: left;
          vertical-align: top; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-td.text { min-width: 9em; max-width: 420px; overflow-wrap: break-word; white-space: pre-line; }
+td.text { min-width: 6.5em; max-width: 420px; overflow-wrap: break-word; white-space: pre-line; }
+td.url { min-width: 12em; max-width: 24em; overflow-wrap: anywhere; white-space: pre-line; }
 div.table { overflow-x: auto; max-width: 100%; }
 p.note { color: #666; font-size: 0.8em; margin: 0; }
 nav a { margin-right: 0.8em; font-size: 0.9em; }
@@ -69,7 +70,7 @@ def _cells(table: Table, index: int) -> str:
         link = table.links[index] if table.links and column == 0 else None
         if link is not None:
             shown = f'<a href="{_e(link)}">{shown}</a>'
-        cells.append(f'<td class="{"text" if unit == "text" else "n"}">{shown}</td>')
+        cells.append(f'<td class="{unit if unit in ("text", "url") else "n"}">{shown}</td>')
     return "".join(cells)
 
 
