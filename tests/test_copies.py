@@ -19,7 +19,7 @@ from neardup.analysis import read_dedup_dir
 from neardup.analysis.copies import gather_copies, snippet
 from neardup.analysis.largest import keep_reason, kept_docs, largest_clusters
 from neardup.analysis.model import Figure, Section, Series
-from neardup.analysis.pages import page_kind, text_kind
+from neardup.analysis.pages import KINDS, page_kind, page_kinds, text_kind
 from neardup.analysis.pairview import compare_texts, relation_words, verification_rule
 from neardup.analysis.rates import date_keys, group_rates
 from neardup.analysis.report import MIN_LOGLOG_POINTS, small_plots_as_tables
@@ -47,6 +47,23 @@ def test_page_kinds_from_url_tokens_and_text() -> None:
     assert text_kind("content", "Notes on found objects and lost ones") == "content"
     assert text_kind("content", "Not Found " + "word " * 200) == "content"  # too long
     assert text_kind("robots", "404 Not Found") == "robots"
+
+
+URLS = ["http://a.org/robots.txt", "https://a.org/ROBOTS.TXT?x=1", "http://a.org/robots.txt.html",
+        "http://a.org/errors/404.html", "http://a.org/page-not-found#top", "http://x.org/404",
+        "http://a.org/errorless-design", "http://b.org/", "www.c.org/robots.txt", "", None,
+        "ftp://h/x/error.html", "http://404.example.com/", "mailto:robots.txt",
+        "http://h/a/robots.txt/", "http://h/path_not_found_", "http://h?q=/404"]
+
+
+@settings(deadline=None)  # the machine is shared: the first example may wait
+@given(st.lists(st.sampled_from(URLS), min_size=1, max_size=30), st.data())
+def test_page_kinds_over_columns_agree_with_one_page(urls: list[str | None],
+                                                     data: st.DataObject) -> None:
+    tokens = data.draw(st.lists(st.integers(0, 6), min_size=len(urls), max_size=len(urls)))
+    codes = page_kinds(pa.array(urls, pa.string()), np.array(tokens, dtype=np.int64))
+    assert [KINDS[c] for c in codes] == [page_kind(u, t) for u, t in zip(urls, tokens,
+                                                                          strict=True)]
 
 
 def test_group_rates_count_duplicates_and_content_apart() -> None:
@@ -148,8 +165,7 @@ def crawl_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_largest_clusters_list_the_kept_copy_first(crawl_run: Path) -> None:
     run = read_dedup_dir(crawl_run)
-    kinds = ["content"] * run.count
-    entries = largest_clusters(run, kinds, 5, 3)  # type: ignore[arg-type]
+    entries = largest_clusters(run, np.zeros(run.count, dtype=np.int8), 5, 3)
     labels, kept = run.cluster, run.clusters.column("kept").to_pylist()
     sizes = np.bincount(labels)
     assert [e.size for e in entries] == sorted(sizes[sizes >= 2].tolist(), reverse=True)[:5]

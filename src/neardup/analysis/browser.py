@@ -146,16 +146,17 @@ def _texts(copies: Copies, docs: Sequence[int],
 
 def _members(copies: Copies, entry: ClusterEntry, limits: BrowserLimits) -> list[dict[str, Any]]:
     docs = copies.run.documents
-    reasons = column_or_nulls(copies.run.clusters, "reason")
-    fetched = column_or_nulls(docs, "fetched")
+    shown = list(entry.members[: limits.member_rows])
+    take = pa.array(shown, pa.int64())
+    columns = {name: column_or_nulls(table, name).take(take).to_pylist() for table, name in (
+        (docs, "url"), (docs, "host"), (docs, "fetched"), (copies.run.clusters, "reason"))}
+    lengths = docs.column("length").take(take).to_pylist()
     rows = []
-    for doc in entry.members[: limits.member_rows]:
-        reason = reasons[doc].as_py()
-        rows.append({"doc": doc, "url": column_or_nulls(docs, "url")[doc].as_py(),
-                     "host": column_or_nulls(docs, "host")[doc].as_py(),
-                     "fetched": fetched[doc].as_py(),
-                     "bytes": docs.column("length")[doc].as_py(), "kind": copies.kinds[doc],
-                     "kept": doc == entry.kept,
+    for i, doc in enumerate(shown):
+        reason = columns["reason"][i]
+        rows.append({"doc": doc, "url": columns["url"][i], "host": columns["host"][i],
+                     "fetched": columns["fetched"][i], "bytes": lengths[i],
+                     "kind": copies.kind(doc), "kept": doc == entry.kept,
                      "reason": (f"kept: {keep_reason(reason)}" if doc == entry.kept
                                 else str(reason))})
     return rows

@@ -16,7 +16,8 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from neardup.analysis.dedupdir import DedupRun, column_array, column_list, column_or_nulls
+from neardup._types import I8
+from neardup.analysis.dedupdir import DedupRun, column_array, column_or_nulls
 from neardup.analysis.largest import ClusterEntry, largest_clusters
 from neardup.analysis.pages import EMPTY_TOKENS, KINDS, PageKind, page_kinds, text_kind
 from neardup.analysis.texts import DocText, TextSettings, read_texts, text_settings
@@ -32,14 +33,18 @@ class Copies:
 
     run: DedupRun
     label: str
-    kinds: list[PageKind]
+    kinds: I8
+    """Each document's kind of page, an index into :data:`~.pages.KINDS`."""
     clusters: list[ClusterEntry]
     texts: dict[int, DocText]
     problems: list[str]
     settings: TextSettings
 
     def content_mask(self) -> npt.NDArray[np.bool_]:
-        return np.array([kind == "content" for kind in self.kinds], dtype=bool)
+        return np.asarray(self.kinds == KINDS.index("content"))
+
+    def kind(self, doc: int) -> PageKind:
+        return KINDS[int(self.kinds[doc])]
 
 
 def snippet(text: str, width: int = SNIPPET_CHARS) -> str:
@@ -56,8 +61,8 @@ def gather_copies(run: DedupRun, label: str, clusters: int, members: int,
     kept one first), with the texts of the first ``text_members`` members (all when None) of
     the first ``text_clusters`` clusters (all when None) read again from the inputs."""
     tokens = column_or_nulls(run.documents, "tokens", pa.int64())
-    kinds = page_kinds(column_list(run.documents, "url"),
-                       pc.fill_null(tokens, EMPTY_TOKENS).to_numpy().tolist())
+    kinds = page_kinds(run.documents.column("url"),
+                       pc.fill_null(tokens, EMPTY_TOKENS).to_numpy().astype(np.int64))
     entries = largest_clusters(run, kinds, clusters, members)
     settings = text_settings(run.summary)
     wanted = sorted({doc for entry in entries[:text_clusters]
@@ -67,15 +72,15 @@ def gather_copies(run: DedupRun, label: str, clusters: int, members: int,
                        ({}, [f"{run.path}: no source, offset or id column: texts cannot be "
                              "shown"]))
     for doc, text in texts.items():
-        kinds[doc] = text_kind(kinds[doc], text.text)
-    entries = [replace(entry, kind=kinds[entry.kept]) for entry in entries]
+        kinds[doc] = KINDS.index(text_kind(KINDS[int(kinds[doc])], text.text))
+    entries = [replace(entry, kind=KINDS[int(kinds[entry.kept])]) for entry in entries]
     return Copies(run, label, kinds, entries, texts, problems, settings)
 
 
 def kind_counts(copies: Copies) -> dict[PageKind, tuple[int, int]]:
     """Per page kind: documents, and duplicates among them."""
     duplicate = ~column_array(copies.run.clusters, "kept").astype(bool)
-    codes = np.array([KINDS.index(kind) for kind in copies.kinds], dtype=np.int64)
+    codes = copies.kinds.astype(np.int64)
     docs = np.bincount(codes, minlength=len(KINDS))
     dups = np.bincount(codes, weights=duplicate, minlength=len(KINDS))
     return {kind: (int(docs[i]), int(dups[i])) for i, kind in enumerate(KINDS)}

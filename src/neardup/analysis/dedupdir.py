@@ -96,7 +96,7 @@ def column_or_nulls(table: pa.Table, name: str,
     if name not in table.column_names:
         return pa.chunked_array([pa.nulls(table.num_rows, kind or pa.string())])
     column = table.column(name)
-    if kind is None and not pa.types.is_string(column.type):
+    if kind is None and pa.types.is_timestamp(column.type):
         return pc.cast(column, pa.string())  # JSONL readers make dates timestamps
     return column
 
@@ -112,6 +112,15 @@ def _read_jsonl(path: Path) -> pa.Table:
     return pajson.read_json(path)
 
 
+#: String columns with few distinct values, read dictionary-encoded (a few bytes a row).
+_DICTIONARY = ("host", "source", "reason", "method", "relation")
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    names = set(pq.read_schema(path).names)
+    return pq.read_table(path, read_dictionary=[c for c in _DICTIONARY if c in names])
+
+
 def read_table(directory: Path, name: str) -> pa.Table | None:
     """``<name>.parquet`` or ``<name>.jsonl`` of ``directory``; None when neither exists."""
     for suffix in ("parquet", "jsonl"):
@@ -119,7 +128,7 @@ def read_table(directory: Path, name: str) -> pa.Table | None:
         if not path.is_file():
             continue
         try:
-            return pq.read_table(path) if suffix == "parquet" else _read_jsonl(path)
+            return _read_parquet(path) if suffix == "parquet" else _read_jsonl(path)
         except (pa.ArrowException, OSError) as error:
             raise SourceError(str(path), f"cannot read the {name} table ({error})") from error
     return None
@@ -131,6 +140,8 @@ def _in_doc_order(table: pa.Table, directory: Path, name: str, count: int) -> pa
         raise SourceError(str(directory / name), f"no column {', '.join(missing)}")
     if table.num_rows != count:
         raise SourceError(str(directory / name), f"{table.num_rows} rows for {count} documents")
+    if count and np.array_equal(column_array(table, "doc"), np.arange(count)):
+        return table  # already in doc order (as dedup writes it): no copy
     order = pc.sort_indices(table, sort_keys=[("doc", "ascending")])
     table = table.take(order)
     if count and not np.array_equal(column_array(table, "doc"), np.arange(count)):

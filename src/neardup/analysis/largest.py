@@ -7,15 +7,14 @@ from one ``bincount`` over the cluster labels, and only the members of the chose
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow.compute as pc
 
-from neardup._types import I64
+from neardup._types import I8, I64
 from neardup.analysis.dedupdir import DedupRun, column_array
-from neardup.analysis.pages import PageKind
+from neardup.analysis.pages import KINDS, PageKind
+from neardup.analysis.servers import host_numbers
 
 __all__ = ["ClusterEntry", "host_codes", "keep_reason", "kept_docs", "largest_clusters"]
 
@@ -44,10 +43,7 @@ class ClusterEntry:
 
 def host_codes(run: DedupRun) -> I64:
     """Each document's host as a number (equal hosts, equal numbers; -1: no host)."""
-    encoded = pc.dictionary_encode(run.documents.column("host")).combine_chunks()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    return np.asarray(np.where(np.isnan(codes), -1, codes) if codes.dtype.kind == "f"
-                      else codes, dtype=np.int64)
+    return host_numbers(run.documents.column("host"))[0]
 
 
 def kept_docs(run: DedupRun) -> I64:
@@ -75,9 +71,10 @@ def _order(labels: I64, sizes: I64, count: int) -> I64:
     return np.asarray(candidates[order][:count], dtype=np.int64)
 
 
-def largest_clusters(run: DedupRun, kinds: Sequence[PageKind], count: int,
+def largest_clusters(run: DedupRun, kinds: I8, count: int,
                      member_limit: int) -> list[ClusterEntry]:
-    """The ``count`` largest clusters of ``run`` (``kinds``: each document's page kind)."""
+    """The ``count`` largest clusters of ``run`` (``kinds``: each document's page kind, an
+    index into :data:`~.pages.KINDS`)."""
     labels = run.cluster
     if labels.size == 0:
         return []
@@ -96,5 +93,5 @@ def largest_clusters(run: DedupRun, kinds: Sequence[PageKind], count: int,
         entries.append(ClusterEntry(
             cluster=label, size=int(sizes[label]),
             hosts=int(np.unique(hosts[docs]).size - (hosts[docs] < 0).any()), kept=kept,
-            kind=kinds[kept], members=(kept, *others)))
+            kind=KINDS[int(kinds[kept])], members=(kept, *others)))
     return entries

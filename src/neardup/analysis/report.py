@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from neardup.analysis.collections import replicated_together
 from neardup.analysis.copies import Copies, gather_copies
@@ -44,6 +46,7 @@ from neardup.analysis.servers import (
     ReplicatedCollection,
     ServerPair,
     collections_by_servers,
+    host_numbers,
     mirrored_servers,
 )
 from neardup.analysis.sgm_table import chunks_section
@@ -145,11 +148,11 @@ def _short(url: str, width: int = 48) -> str:
 
 
 def servers_section(run: DedupRun, label: str, top: int) -> Section:
-    hosts = column_list(run.documents, "host")
-    if not any(hosts):
+    hosts = run.documents.column("host")
+    if not pc.any(pc.not_equal(pc.fill_null(pc.cast(hosts, pa.string()), ""), "")).as_py():
         return Section("servers", SECTION_TITLES["servers"],
                        omitted=f"{run.path}: no document has a host (URLs are needed)")
-    urls = column_list(run.documents, "url")
+    urls = run.documents.column("url")
     collections = collections_by_servers(run.cluster, hosts, urls, top=top)
     together = replicated_together(run.cluster, hosts, urls, top=run.cluster.size)
     mirrors = mirrored_servers(run.cluster, hosts, top=top, min_shared=MIRROR_MIN_SHARED)
@@ -165,7 +168,7 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
                 f"server pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an "
                 "overlap near 100% means one server mirrors the other (a server's contents are its "
                 "distinct clusters).",
-        stats=(Stat("servers", "servers (hosts)", len(set(filter(None, hosts)))),
+        stats=(Stat("servers", "servers (hosts)", len(host_numbers(hosts)[1])),
                Stat("top_servers", "most servers spanned by one cluster", collections[0].servers),
                Stat("collections", "collections: 2+ pages on the same 2+ servers",
                     len(together)),

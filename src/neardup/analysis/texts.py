@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from neardup.analysis.dedupdir import DedupRun
 from neardup.config import ShingleConfig
 from neardup.config.text import EXTRACTORS, Extractor
@@ -87,12 +89,12 @@ def read_texts(run: DedupRun, docs: Sequence[int],
     """The texts of ``docs`` (document numbers) and one line per input that could not give
     them (the file and the cause)."""
     wanted = _wanted(run, docs)
-    sources = run.documents.column("source").to_pylist()
-    offsets = run.documents.column("offset").to_pylist()
-    ids = run.documents.column("id").to_pylist()
+    holders = sorted(set(wanted.values()))
+    rows = run.documents.select(["source", "offset", "id"]).take(pa.array(holders, pa.int64()))
     by_file: dict[str, dict[tuple[int, str], int]] = defaultdict(dict)
-    for holder in set(wanted.values()):
-        by_file[str(sources[holder])][(int(offsets[holder]), str(ids[holder]))] = holder
+    for holder, source, offset, doc_id in zip(holders, *(rows.column(c).to_pylist() for c in (
+            "source", "offset", "id")), strict=True):
+        by_file[str(source)][(int(offset), str(doc_id))] = holder
     texts: dict[int, DocText] = {}
     problems: list[str] = []
     for path, keys in sorted(by_file.items()):
