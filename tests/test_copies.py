@@ -17,12 +17,15 @@ from hypothesis import strategies as st
 
 from neardup.analysis import read_dedup_dir
 from neardup.analysis.copies import gather_copies, snippet
+from neardup.analysis.dedupdir import column_labels
 from neardup.analysis.largest import keep_reason, kept_docs, largest_clusters
 from neardup.analysis.model import Figure, Section, Series
 from neardup.analysis.pages import KINDS, page_kind, page_kinds, text_kind
 from neardup.analysis.pairview import compare_texts, relation_words, verification_rule
 from neardup.analysis.rates import date_keys, group_rates
+from neardup.analysis.replication import dense_labels
 from neardup.analysis.report import MIN_LOGLOG_POINTS, small_plots_as_tables
+from neardup.analysis.servers import host_numbers
 from neardup.analysis.texts import read_texts, text_settings
 from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig, ShingleConfig
@@ -215,3 +218,24 @@ def test_summary_tags_give_the_text_settings() -> None:
     assert (settings.extract, settings.thai_words, settings.media) == ("main", True, "text")
     assert settings.shingles == ShingleConfig(7, 3)
     assert text_settings({}) == text_settings({"config": json.loads("{}")})
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", None, ""]), max_size=40), st.booleans())
+def test_column_labels_number_values_as_dense_labels_does(values: list[str | None],
+                                                         dictionary: bool) -> None:
+    column = pa.array(values, pa.string())
+    table = pa.table({"x": column.dictionary_encode() if dictionary else column})
+    assert column_labels(table, "x").tolist() == dense_labels(values).tolist()
+
+
+@given(st.lists(st.sampled_from(["a.org", "b.org", "", None]), min_size=1, max_size=30),
+       st.integers(1, 4))
+def test_host_numbers_of_dictionary_chunks_match_plain_strings(hosts: list[str | None],
+                                                               chunks: int) -> None:
+    size = -(-len(hosts) // chunks)
+    parts = [pa.array(hosts[i:i + size], pa.string()).dictionary_encode()
+             for i in range(0, len(hosts), size)]
+    codes, names = host_numbers(pa.chunked_array(parts))
+    plain_codes, plain_names = host_numbers(hosts)
+    assert [names[c] if c >= 0 else None for c in codes] == [
+        plain_names[c] if c >= 0 else None for c in plain_codes] == [h or None for h in hosts]

@@ -106,6 +106,7 @@ def _pairs(copies: Copies, docs: Sequence[int]) -> pa.Table | None:
 
 
 def _edges(copies: Copies, docs: Sequence[int]) -> dict[str, str]:
+    """Per verified pair of ``docs`` ("a-b", a < b), why it holds."""
     table = _pairs(copies, docs)
     if table is None:
         return {}
@@ -144,22 +145,27 @@ def _texts(copies: Copies, docs: Sequence[int],
     return out, scores
 
 
-def _members(copies: Copies, entry: ClusterEntry, limits: BrowserLimits) -> list[dict[str, Any]]:
-    docs = copies.run.documents
-    shown = list(entry.members[: limits.member_rows])
-    take = pa.array(shown, pa.int64())
-    columns = {name: column_or_nulls(table, name).take(take).to_pylist() for table, name in (
-        (docs, "url"), (docs, "host"), (docs, "fetched"), (copies.run.clusters, "reason"))}
-    lengths = docs.column("length").take(take).to_pylist()
-    rows = []
-    for i, doc in enumerate(shown):
-        reason = columns["reason"][i]
-        rows.append({"doc": doc, "url": columns["url"][i], "host": columns["host"][i],
-                     "fetched": columns["fetched"][i], "bytes": lengths[i],
-                     "kind": copies.kind(doc), "kept": doc == entry.kept,
-                     "reason": (f"kept: {keep_reason(reason)}" if doc == entry.kept
-                                else str(reason))})
-    return rows
+def _member_rows(copies: Copies, docs: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """The table row of each of ``docs`` (one take per column for all pages at once)."""
+    table = copies.run.documents
+    take = pa.array(docs, pa.int64())
+    columns = {name: column_or_nulls(source, name).take(take).to_pylist() for source, name in (
+        (table, "url"), (table, "host"), (table, "fetched"), (table, "length"),
+        (copies.run.clusters, "reason"))}
+    return {doc: {"doc": doc, "url": columns["url"][i], "host": columns["host"][i],
+                  "fetched": columns["fetched"][i], "bytes": columns["length"][i],
+                  "kind": copies.kind(doc), "reason": columns["reason"][i]}
+            for i, doc in enumerate(docs)}
+
+
+def _members(entry: ClusterEntry, rows: dict[int, dict[str, Any]],
+             limits: BrowserLimits) -> list[dict[str, Any]]:
+    out = []
+    for doc in entry.members[: limits.member_rows]:
+        row, kept = rows[doc], doc == entry.kept
+        reason = f"kept: {keep_reason(row['reason'])}" if kept else str(row["reason"])
+        out.append({**row, "kept": kept, "reason": reason})
+    return out
 
 
 def _member_table(members: Sequence[dict[str, Any]]) -> str:
@@ -184,8 +190,9 @@ _PAIR = ('<h2>A pair side by side</h2><p><label>left <select id="a"></select></l
          '<div class="side" id="side-b"><h3></h3><div class="text"></div></div></div>')
 
 
-def _cluster(copies: Copies, entry: ClusterEntry, limits: BrowserLimits) -> str:
-    members = _members(copies, entry, limits)
+def _cluster(copies: Copies, entry: ClusterEntry, limits: BrowserLimits,
+             edges: dict[str, str], rows: dict[int, dict[str, Any]]) -> str:
+    members = _members(entry, rows, limits)
     with_text = [d for d in entry.members[: limits.text_members] if d in copies.texts]
     texts, scores = _texts(copies, with_text, limits)
     width = copies.settings.shingles.width
@@ -202,7 +209,8 @@ def _cluster(copies: Copies, entry: ClusterEntry, limits: BrowserLimits) -> str:
             + f"<h2>Members{listed}</h2>" + _member_table(members))
     data = {"page": "cluster", "cluster": entry.cluster, "members": members,
             "with_text": with_text, "texts": texts, "scores": scores, "width": width,
-            "edges": _edges(copies, entry.members[: limits.text_members])}
+            "edges": {key: why for a, b in combinations(sorted(with_text), 2)
+                      if (why := edges.get(key := f"{a}-{b}")) is not None}}
     return _page(f"cluster {entry.cluster}", body, data)
 
 
@@ -217,9 +225,13 @@ def write_browser(copies: Copies, folder: Path, limits: BrowserLimits | None = N
         write_text_atomic(partial / "style.css", STYLE)
         write_text_atomic(partial / "browser.js", SCRIPT)
         pages = copies.clusters[: limits.pages]
+        edges = _edges(copies, sorted({d for entry in pages
+                                       for d in entry.members[: limits.text_members]}))
+        rows = _member_rows(copies, sorted({d for entry in pages
+                                            for d in entry.members[: limits.member_rows]}))
         for entry in pages:
             write_text_atomic(partial / browser_page(entry.cluster),
-                              _cluster(copies, entry, limits))
+                              _cluster(copies, entry, limits, edges, rows))
         write_text_atomic(partial / "index.html", _index(copies, limits))
         if folder.exists():
             shutil.rmtree(folder)

@@ -22,10 +22,10 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from neardup._types import I64
-from neardup.analysis.replication import dense_labels
 from neardup.errors import SourceError
 
-__all__ = ["DedupRun", "column_array", "column_list", "column_or_nulls", "read_dedup_dir",
+__all__ = ["DedupRun", "column_array", "column_labels", "column_list", "column_or_nulls",
+           "read_dedup_dir",
            "read_store", "read_table", "run_labels"]
 
 _REQUIRED = {"documents": ("doc", "url", "host", "length", "identical"),
@@ -70,7 +70,7 @@ class DedupRun:
     @property
     def identical(self) -> I64:
         """Labels of the groups of identical documents (same raw bytes)."""
-        return dense_labels(column_list(self.documents, "identical"))
+        return column_labels(self.documents, "identical")
 
     def describe(self, label: str, tables: str) -> str:
         """The sentence saying which input (and which of its tables) a section used."""
@@ -101,6 +101,17 @@ def column_or_nulls(table: pa.Table, name: str,
     return column
 
 
+def column_labels(table: pa.Table, name: str) -> I64:
+    """Group labels 0, 1, ... for equal values of a column, numbered in order of first
+    appearance (:func:`~.replication.dense_labels` over whole Arrow columns; nulls are one
+    group)."""
+    column = table.column(name)
+    if pa.types.is_dictionary(column.type):
+        column = pc.cast(column, column.type.value_type)
+    encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
+    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
 def column_list(table: pa.Table, name: str) -> list[Any]:
     """A column as a Python list (nulls are None)."""
     return list(table.column(name).to_pylist())
@@ -116,9 +127,15 @@ def _read_jsonl(path: Path) -> pa.Table:
 _DICTIONARY = ("host", "source", "reason", "method", "relation")
 
 
+#: Columns of the documents table no report section reads (left on disk).
+_UNUSED = ("shingle", "text_chars")
+
+
 def _read_parquet(path: Path) -> pa.Table:
-    names = set(pq.read_schema(path).names)
-    return pq.read_table(path, read_dictionary=[c for c in _DICTIONARY if c in names])
+    names = pq.read_schema(path).names
+    wanted = [c for c in names if c not in _UNUSED] if path.stem == "documents" else names
+    return pq.read_table(path, columns=wanted,
+                         read_dictionary=[c for c in _DICTIONARY if c in wanted])
 
 
 def read_table(directory: Path, name: str) -> pa.Table | None:

@@ -20,7 +20,12 @@ import pyarrow.compute as pc
 from neardup.analysis.collections import replicated_together
 from neardup.analysis.copies import Copies, gather_copies
 from neardup.analysis.copysections import largest_section, noncontent_section, rates_section
-from neardup.analysis.dedupdir import DedupRun, column_array, column_list, run_labels
+from neardup.analysis.dedupdir import (
+    DedupRun,
+    column_array,
+    column_labels,
+    run_labels,
+)
 from neardup.analysis.model import (
     SECTION_TITLES,
     Figure,
@@ -36,7 +41,6 @@ from neardup.analysis.model import (
 from neardup.analysis.replication import (
     REPLICA_BINS,
     cluster_stats,
-    dense_labels,
     replica_bin_counts,
     size_distribution,
 )
@@ -168,7 +172,7 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
                 f"server pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an "
                 "overlap near 100% means one server mirrors the other (a server's contents are its "
                 "distinct clusters).",
-        stats=(Stat("servers", "servers (hosts)", len(host_numbers(hosts)[1])),
+        stats=(Stat("servers", "servers (hosts)", _distinct_servers(hosts)),
                Stat("top_servers", "most servers spanned by one cluster", collections[0].servers),
                Stat("collections", "collections: 2+ pages on the same 2+ servers",
                     len(together)),
@@ -188,6 +192,11 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
                       tuple((p.a, p.b, p.shared, p.contents_a, p.contents_b, p.overlap)
                             for p in mirrors))),
         figures=_server_figures(collections, mirrors))
+
+
+def _distinct_servers(hosts: pa.ChunkedArray) -> int:
+    codes = host_numbers(hosts)[0]
+    return int(np.unique(codes[codes >= 0]).size)
 
 
 def _server_figures(collections: Sequence[ReplicatedCollection],
@@ -211,7 +220,7 @@ def _savings_rows(runs: Sequence[DedupRun],
         rows.append((f"exact copies ({name})",
                      crawl_savings(first_of_groups(run.identical), lengths)))
         if "lexical" in run.documents.column_names:
-            lexical = dense_labels(column_list(run.documents, "lexical"))
+            lexical = column_labels(run.documents, "lexical")
             rows.append((f"same text ({name.replace('identical bytes', 'lexical')})",
                          crawl_savings(first_of_groups(lexical), lengths)))
     for label, run in zip(labels, runs, strict=True):

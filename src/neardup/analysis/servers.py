@@ -73,6 +73,8 @@ Column: TypeAlias = "Sequence[str | None] | pa.Array | pa.ChunkedArray"
 def as_arrow(values: Column) -> pa.Array:
     """A column of strings as one Arrow array (lists converted, chunks joined)."""
     if isinstance(values, pa.ChunkedArray):
+        if pa.types.is_dictionary(values.type):
+            values = values.unify_dictionaries()
         return values.combine_chunks()
     return values if isinstance(values, pa.Array) else pa.array(values, pa.string())
 
@@ -80,11 +82,24 @@ def as_arrow(values: Column) -> pa.Array:
 def host_numbers(hosts: Column) -> tuple[I64, list[str]]:
     """Each document's server as a number (-1: no host, or an empty one) and the names, numbered
     in order of first appearance."""
-    column = pc.cast(as_arrow(hosts), pa.string())
-    column = pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
-    encoded = pc.dictionary_encode(column)
+    column = as_arrow(hosts)
+    if not pa.types.is_dictionary(column.type):
+        column = pc.cast(column, pa.string())
+        column = pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
+        column = pc.dictionary_encode(column)
+    encoded = _without_empty(column)
     codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     return codes, [str(name) for name in encoded.dictionary.to_pylist()]
+
+
+def _without_empty(encoded: pa.DictionaryArray) -> pa.DictionaryArray:
+    """A dictionary array whose empty-string entry (if any) reads as null."""
+    values = encoded.dictionary.to_pylist()
+    if "" not in values:
+        return encoded
+    empty = values.index("")
+    indices = pc.if_else(pc.equal(encoded.indices, empty), None, encoded.indices)
+    return pa.DictionaryArray.from_arrays(indices, encoded.dictionary)
 
 
 def server_cluster_pairs(labels: I64, hosts: Column) -> tuple[I64, I64, list[str]]:
