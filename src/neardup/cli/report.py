@@ -15,8 +15,8 @@ __all__ = ["report_command"]
 @click.option("--from", "sources", multiple=True,
               type=click.Path(path_type=Path),
               help="A dedup --out directory; repeat it to compare methods run over the same "
-                   "input (one bar group per run; sections 3, 5, 6 and 7 use the first run "
-                   "that has what they need).")
+                   "input (one bar group per run; sections 1-3 read the first run, sections 6, "
+                   "8, 9 and 10 the first run that has what they need).")
 @click.option("--store", "stores", multiple=True, type=click.Path(path_type=Path),
               help="A store directory (neardup index), as a run of its own (repeatable).")
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path, dir_okay=False),
