@@ -187,6 +187,14 @@ def test_a_corpus_without_urls_keeps_what_it_can(tmp_path: Path) -> None:
     check_report(tmp_path / "r.html", tmp_path / "r.json")
 
 
+def test_the_seeds_caption_counts_what_its_table_lists(crawl_runs: tuple[Path, Path]) -> None:
+    links = next(s for s in build_report([read_dedup_dir(crawl_runs[0])], top=100).sections
+                 if s.key == "links")
+    seeds = links.tables[1]
+    assert f"from {len(seeds.rows)} seed page" in links.caption
+    assert seeds.note == f"{len(seeds.rows)} of {len(seeds.rows)} distinct seed URLs"
+
+
 def test_seed_urls_choose_the_connected_part(crawl_runs: tuple[Path, Path],
                                              tmp_path: Path) -> None:
     run = read_dedup_dir(crawl_runs[0])
@@ -259,3 +267,15 @@ def test_report_of_every_shared_crawl_together(shared_data: Path, tmp_path: Path
     assert sections["distribution"]["numbers"]["fingerprints"] == summary["documents"]
     assert sections["clusters"]["numbers"]["duplicates"] == summary["duplicates"]
     assert sections["clusters"]["numbers"]["clusters"] == summary["clusters"]
+    rates = {t["title"]: t for t in sections["rates"]["tables"]}
+    assert set(rates) == {"Per input file", "Per host", "Per crawl date (by year)"}
+    by_file = rates["Per input file"]
+    assert sum(row[1] for row in by_file["rows"]) <= summary["documents"]
+    assert by_file["note"].endswith("files, most duplicates first")
+    kinds = sections["noncontent"]["numbers"]
+    assert kinds["robots_documents"] >= 27 and kinds["robots_duplicates"] >= 26
+    largest = sections["largest"]["tables"][0]
+    assert all("robots.txt" not in row[3] for row in largest["rows"])
+    assert all(link.endswith(f"c{row[0]}.html")
+               for row, link in zip(largest["rows"], largest["links"], strict=True))
+    assert (tmp_path / "warc-clusters" / "index.html").is_file()
