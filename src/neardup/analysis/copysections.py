@@ -120,8 +120,9 @@ def noncontent_section(copies: Copies, top: int, browser: str | None) -> Section
         "noncontent", SECTION_TITLES["noncontent"],
         copies.run.describe(copies.label, "documents (url, tokens), clusters (kept)"),
         caption="Pages that are copies of each other without being content: robots.txt files "
-                "(by URL), error pages (by URL, and by a short text opening with an HTTP error "
-                "phrase where the report reads the text), empty pages (fewer than "
+                "(by URL), error pages (by URL, and where the report reads the text, by a "
+                "short text opening with an HTTP error phrase or saying that what was asked "
+                "for cannot be found), empty pages (fewer than "
                 f"{EMPTY_TOKENS} words). They are counted here and left out of section 1 and "
                 "of the content rates of section 2.",
         stats=tuple(Stat(f"{kind}_documents", f"{kind} pages", number)

@@ -134,8 +134,9 @@ def clusters_section(runs: Sequence[DedupRun], labels: Sequence[str]) -> Section
         "clusters", SECTION_TITLES["clusters"],
         source="; ".join(run.describe(label, "clusters, documents (identical)")
                          for label, run in zip(labels, runs, strict=True)),
-        caption="A straight falling line on these log-log axes is the Zipf-like shape Pereira "
-                "et al. found: many clusters of two, a few very large ones. The numbers are "
+        caption="Many clusters of two and a few very large ones, a straight falling line on "
+                "log-log axes (a table instead when there are few sizes), is the Zipf-like "
+                "shape Pereira et al. found. The numbers are "
                 f"those of {labels[0]}. Pereira: clusters of two are 63% of the clusters but "
                 "hold 19% of the duplicates; Broder: 2.1M of 3.6M clusters hold only identical "
                 "documents.",
