@@ -4,6 +4,7 @@ leaves the service, no console error)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,13 @@ pytest.importorskip("fastapi_offline", reason="the service extra (fastapi-offlin
 from neardup.analysis.pairview import compare_texts
 from neardup.config import ShingleConfig
 from test_report_browser import Browser, chromium  # noqa: F401  (the fixture)
-from test_service import TOKEN, Server, _text, call, start_server, stop_server
+from test_service import TOKEN, Server, call, start_server, stop_server
+
+
+def _text(seed: int, words: int = 300) -> str:
+    """A text of its own: ``seed`` draws its words from 5,000 (two seeds share few shingles)."""
+    draw = random.Random(seed)
+    return " ".join(f"w{draw.randrange(5000)}" for _ in range(words))
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +49,29 @@ def test_compare_answers_the_library_pair_view(server: Server) -> None:
     assert answer["a"]["marked"] == list(range(1, 13))
     status, _, error = call(server, "POST", "/v1/compare", {"a": {"text": a}}, token=None)
     assert status == 422 and error["error"]["type"] == "invalid"
+
+
+def test_two_stored_documents_compared(server: Server) -> None:
+    base = _text(21)
+    call(server, "POST", "/v1/documents", {"documents": [
+        {"id": "c1", "url": "http://site.example/c1", "text": base},
+        {"id": "c2", "url": "http://site.example/c2", "text": base + " and a few more words"},
+        {"id": "c3", "url": "http://site.example/c3", "text": _text(22)}]})
+    status, _, near = call(server, "GET", "/v1/documents/c1/compare/c2", token=None)
+    assert status == 200, near
+    assert near["a"]["id"] == "c1" and near["b"]["id"] == "c2" and near["same_cluster"]
+    assert near["relation"] == "near" and near["distance"] <= 3
+    assert 0.8 < near["resemblance"] <= 1.0
+    status, _, query = call(server, "POST", "/v1/query", {"text": base}, token=None)
+    by_id = {m["id"]: m for m in query["matches"]}
+    assert by_id["c2"]["distance"] == near["distance"]
+    status, _, far = call(server, "GET", "/v1/documents/c1/compare/c3", token=None)
+    assert status == 200 and not far["same_cluster"] and far["distance"] > 3, far
+    assert far["resemblance"] < 0.2
+    status, _, same = call(server, "GET", "/v1/documents/c1/compare/c1", token=None)
+    assert same["relation"] == "identical" and same["distance"] == 0
+    status, _, missing = call(server, "GET", "/v1/documents/c1/compare/nobody", token=None)
+    assert status == 404 and "nobody" in missing["error"]["message"]
 
 
 def test_query_answers_say_seen_and_nearest(server: Server) -> None:

@@ -1,7 +1,10 @@
 """The pair view over HTTP, and the plain "seen before" of a query answer.
 
-``POST /v1/compare`` takes two documents (text or HTML) and answers the library's pair view
-(:func:`neardup.analysis.pairview.compare_texts`) with the store's text extraction and shingles:
+``GET /v1/documents/{a}/compare/{b}`` scores two stored documents against each other as a query
+of ``a`` would score ``b`` (Hamming distance, relation, sketch estimates, exact scores when the
+store keeps shingles). ``POST /v1/compare`` takes two documents (text or HTML) and answers
+the library's pair view (:func:`neardup.analysis.pairview.compare_texts`) with the store's text
+extraction and shingles:
 canonical tokens of both, the indices of the tokens inside a shared shingle, resemblance and
 both containments. The store keeps no text, so the texts come with the request.
 
@@ -18,6 +21,7 @@ from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.exceptions import HTTPException
 
 from neardup.analysis.pairview import compare_texts
 from neardup.config import DEFAULT_MIN_RESEMBLANCE, Extractor, ShingleConfig
@@ -86,8 +90,34 @@ def _side_text(side: CompareSide, extract: Extractor) -> str:
     return document_text(doc, extract)
 
 
+def _stored(store: Store, key: str) -> dict[str, object]:
+    found = store.document(key)
+    if found is None:
+        raise HTTPException(404, f"no stored document has id {key}")
+    return found
+
+
 def add_compare_route(app: FastAPI, errors: dict[int | str, dict[str, Any]]) -> None:
-    """``POST /v1/compare``: the pair view of two documents."""
+    """``POST /v1/compare``: the pair view of two documents; ``GET
+    /v1/documents/{a}/compare/{b}``: two stored documents scored against each other."""
+
+    @app.get("/v1/documents/{a}/compare/{b}", responses=errors,
+             summary="Two stored documents compared: distance, relation, resemblance and "
+                     "containment (the store keeps no text: POST /v1/compare shows texts)")
+    def compare_stored(a: str, b: str, request: Request) -> dict[str, object]:
+        store = getattr(getattr(request.app.state, "neardup", None), "store", None)
+        if not isinstance(store, Store):
+            raise HTTPException(503, "the service has no store attached")
+        first, second = _stored(store, a), _stored(store, b)
+        match = store.compare(int(str(first["doc"])), int(str(second["doc"])))
+        if match is None:
+            raise HTTPException(404, f"{a} or {b} is no longer stored")
+        scores = match.as_dict()
+        return {"a": first, "b": second, "same_cluster": first["cluster"] == second["cluster"],
+                **{k: scores[k] for k in (
+                    "distance", "relation", "resemblance", "containment",
+                    "containment_reverse", "exact_resemblance", "exact_containment",
+                    "exact_containment_reverse", "template_values", "template_shingles")}}
 
     @app.post("/v1/compare", response_model=CompareAnswer, responses=errors,
               summary="Two documents side by side: shared shingles, resemblance, containment")
