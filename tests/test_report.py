@@ -187,6 +187,31 @@ def test_a_corpus_without_urls_keeps_what_it_can(tmp_path: Path) -> None:
     check_report(tmp_path / "r.html", tmp_path / "r.json")
 
 
+def test_the_browser_is_optional_and_never_replaces_a_foreign_folder(
+        crawl_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    report("--from", str(crawl_runs[0]), "-o", str(tmp_path / "a.html"), "--json",
+           "--browser-pages", "0")
+    assert not (tmp_path / "a-clusters").exists()
+    largest = json.loads((tmp_path / "a.json").read_text())["sections"][0]
+    assert largest["key"] == "largest" and "links" not in largest["tables"][0]
+    output = report("--from", str(crawl_runs[0]), "-o", str(tmp_path / "b.html"),
+                    "--browser-pages", "3")
+    assert "cluster browser: 3 cluster pages" in output
+    pages = sorted(p.name for p in (tmp_path / "b-clusters").glob("c*.html"))
+    assert len(pages) == 3
+    report("--from", str(crawl_runs[0]), "-o", str(tmp_path / "b.html"), "--browser-pages", "2")
+    assert len(list((tmp_path / "b-clusters").glob("c*.html"))) == 2  # replaced, not mixed
+    mine = tmp_path / "c-clusters"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    result = CliRunner().invoke(cli, ["report", "--from", str(crawl_runs[0]), "-o",
+                                      str(tmp_path / "c.html")])
+    assert result.exit_code == 1
+    assert f"{mine}: exists and is not a cluster browser" in result.output
+    assert (mine / "notes.txt").read_text() == "keep me"
+    assert not (tmp_path / "c.html").exists()  # refused before anything was written
+
+
 def test_the_seeds_caption_counts_what_its_table_lists(crawl_runs: tuple[Path, Path]) -> None:
     links = next(s for s in build_report([read_dedup_dir(crawl_runs[0])], top=100).sections
                  if s.key == "links")

@@ -36,7 +36,7 @@ from neardup.analysis.render import write_text_atomic
 from neardup.errors import OutputError
 from neardup.features.shingles import shingle_hashes
 
-__all__ = ["BrowserLimits", "write_browser"]
+__all__ = ["BrowserLimits", "check_browser_folder", "write_browser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,10 +214,26 @@ def _cluster(copies: Copies, entry: ClusterEntry, limits: BrowserLimits,
     return _page(f"cluster {entry.cluster}", body, data)
 
 
+def _is_browser(folder: Path) -> bool:
+    """Whether ``folder`` is empty or holds a browser written before (safe to replace)."""
+    if not folder.is_dir():
+        return False
+    names = {path.name for path in folder.iterdir()}
+    return not names or {"index.html", "browser.js", "style.css"} <= names
+
+
+def check_browser_folder(folder: Path) -> None:
+    """Raise :class:`OutputError` when ``folder`` exists and is not a browser to replace."""
+    if folder.exists() and not _is_browser(folder):
+        raise OutputError(f"{folder}: exists and is not a cluster browser; it is left alone "
+                          "(move it, or write the report under another name)")
+
+
 def write_browser(copies: Copies, folder: Path, limits: BrowserLimits | None = None) -> int:
     """Write the browser into ``folder`` (replaced when it holds an older one); returns the
     number of cluster pages."""
     limits = limits or BrowserLimits()
+    check_browser_folder(folder)
     partial = folder.with_name(f".{folder.name}.partial")
     try:
         shutil.rmtree(partial, ignore_errors=True)

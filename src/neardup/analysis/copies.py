@@ -56,19 +56,22 @@ def snippet(text: str, width: int = SNIPPET_CHARS) -> str:
 
 
 def gather_copies(run: DedupRun, label: str, clusters: int, members: int,
-                  text_clusters: int | None = None, text_members: int | None = None) -> Copies:
+                  text_clusters: int | None = None, text_members: int | None = None,
+                  snippets: int = 0) -> Copies:
     """The ``clusters`` largest clusters of ``run`` (their first ``members`` documents, the
     kept one first), with the texts of the first ``text_members`` members (all when None) of
-    the first ``text_clusters`` clusters (all when None) read again from the inputs."""
+    the first ``text_clusters`` clusters (all when None), and of the kept copies of the first
+    ``snippets`` clusters of each kind of page, read again from the inputs."""
     tokens = column_or_nulls(run.documents, "tokens", pa.int64())
     kinds = page_kinds(run.documents.column("url"),
                        pc.fill_null(tokens, EMPTY_TOKENS).to_numpy().astype(np.int64))
     entries = largest_clusters(run, kinds, clusters, members)
     settings = text_settings(run.summary)
-    wanted = sorted({doc for entry in entries[:text_clusters]
-                     for doc in entry.members[:text_members]})
+    wanted = {doc for entry in entries[:text_clusters] for doc in entry.members[:text_members]}
+    for kind in KINDS:
+        wanted.update([e.kept for e in entries if e.kind == kind][: 2 * snippets])
     located = {"source", "offset", "id"} <= set(run.documents.column_names)
-    texts, problems = (read_texts(run, wanted, settings) if located else
+    texts, problems = (read_texts(run, sorted(wanted), settings) if located else
                        ({}, [f"{run.path}: no source, offset or id column: texts cannot be "
                              "shown"]))
     for doc, text in texts.items():

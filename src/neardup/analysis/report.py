@@ -296,7 +296,7 @@ def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int =
     ``browser`` is the relative path of the cluster browser folder the cluster rows link to."""
     labels = run_labels(runs)
     if copies is None:
-        copies = gather_copies(runs[0], labels[0], top, 1)
+        copies = gather_copies(runs[0], labels[0], 20 * top, 1, text_clusters=0, snippets=top)
     sections = [
         largest_section(copies, top, browser),
         rates_section(copies, top),

@@ -42,7 +42,7 @@ def report_command(sources: tuple[Path, ...], stores: tuple[Path, ...], output: 
     growth and the simhash distribution, each section omitted with its reason when its input is
     missing; and the cluster browser, a folder of static pages showing pairs side by side."""
     from neardup.analysis import build_report, read_dedup_dir
-    from neardup.analysis.browser import BrowserLimits, write_browser
+    from neardup.analysis.browser import BrowserLimits, check_browser_folder, write_browser
     from neardup.analysis.copies import gather_copies
     from neardup.analysis.dedupdir import read_store, run_labels
     from neardup.analysis.render import write_report
@@ -54,10 +54,12 @@ def report_command(sources: tuple[Path, ...], stores: tuple[Path, ...], output: 
     if json_path == output:
         raise click.UsageError(f"{output}: the HTML output needs another suffix than .json")
     limits = BrowserLimits(pages=browser_pages)
-    copies = gather_copies(runs[0], run_labels(runs)[0], max(top, limits.index_limit),
-                           limits.member_rows, text_clusters=max(top, browser_pages),
-                           text_members=limits.text_members)
     folder = output.with_name(f"{output.stem}-clusters")
+    if browser_pages:
+        check_browser_folder(folder)
+    copies = gather_copies(runs[0], run_labels(runs)[0], max(top, limits.index_limit),
+                           limits.member_rows, text_clusters=browser_pages,
+                           text_members=limits.text_members, snippets=top)
     report = build_report(runs, seeds=seeds, top=top, copies=copies,
                           browser=folder.name if browser_pages else None)
     written = write_report(report, output, json_path)
