@@ -177,6 +177,9 @@ def test_a_corpus_without_urls_keeps_what_it_can(tmp_path: Path) -> None:
     model = build_report([read_dedup_dir(run)])
     sections = {s.key: s for s in model.sections}
     assert sections["servers"].omitted == f"{run}: no document has a host (URLs are needed)"
+    largest = sections["largest"].tables[0].rows
+    assert [row[:4] for row in largest] == [(0, 3, 0, "doc 0")]  # the kept copy has no URL
+    assert largest[0][-1] == "(text not available)"
     assert sections["replicas"].tables[0].rows == (
         ("identical bytes", 0.5, 0.5, 0.0, 0.0, 0.0), ("unknown", 0.25, 0.0, 0.75, 0.0, 0.0))
     savings = sections["savings"].tables[0].rows

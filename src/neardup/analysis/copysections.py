@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pyarrow as pa
+
 from neardup.analysis.copies import Copies, kind_counts, snippet
 from neardup.analysis.dedupdir import column_array, column_or_nulls
 from neardup.analysis.largest import ClusterEntry, keep_reason
@@ -23,8 +25,8 @@ def browser_page(cluster: int) -> str:
     return f"c{cluster}.html"
 
 
-def _cell(values: Sequence[object], doc: int) -> str | None:
-    value = values[doc]
+def _cell(values: pa.ChunkedArray, doc: int) -> str | None:
+    value = values[doc].as_py()
     return None if value is None else str(value)
 
 
