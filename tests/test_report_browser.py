@@ -16,7 +16,10 @@ from click.testing import CliRunner
 from neardup.analysis import read_dedup_dir
 from neardup.analysis.pairview import compare_texts
 from neardup.analysis.texts import read_texts, text_settings
+from neardup.cli.dedup import run_dedup
 from neardup.cli.main import cli
+from neardup.config import DedupConfig
+from neardup.demo.synthetic import generate_crawl
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -140,6 +143,11 @@ def test_browser_shows_a_pair_side_by_side(warc_report: Path, chromium: Browser,
     shown_marked = sum(len(text.split()) for text in marked)
     assert shown_marked == sum(expected.marked_a[:3000])
     page.screenshot(path=str(tmp_path / "pair.png"), full_page=True)
+    page.goto(page.url.split("#")[0] + "#a=999999&b=x")  # members not on the page
+    page.reload()
+    page.wait_for_load_state("load")
+    assert page.input_value("#a") == page.locator("#a option").first.get_attribute("value")
+    assert page.inner_text("#side-a .text").strip()
     assert _inside(chromium.requests, folder) == []
     assert chromium.problems == []
 
@@ -155,3 +163,22 @@ def test_chromium_fixture_sees_console_errors(chromium: Browser, tmp_path: Path)
     assert any("undefinedCall" in p for p in chromium.problems)
     assert _inside(chromium.requests, tmp_path) == ["http://192.0.2.1/x.png"]
 
+
+
+def test_pages_without_texts_load_cleanly(chromium: Browser, tmp_path: Path) -> None:
+    """Inputs gone since the run: the report says so, the pages load with no error."""
+    warc = tmp_path / "crawl.warc.gz"
+    generate_crawl(warc, seed=2, pages=60)
+    run_dedup((str(warc),), tmp_path / "run", DedupConfig(method="minhash"), workers=1)
+    warc.unlink()
+    result = CliRunner().invoke(cli, ["report", "--from", str(tmp_path / "run"), "-o",
+                                      str(tmp_path / "site" / "r.html"), "--browser-pages", "2"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert f"note: {warc}: input not found" in result.output
+    chromium.open((tmp_path / "site" / "r.html").as_uri())
+    chromium.page.locator("section#largest tbody tr a").first.click()
+    chromium.page.wait_for_load_state("load")
+    assert "No member text could be read" in chromium.page.inner_text("body")
+    assert _inside(chromium.requests, tmp_path / "site") == []
+    assert chromium.problems == []

@@ -103,6 +103,7 @@ function fill(side, doc, text, marked, member) {
 }
 
 function clusterPage(d) {
+  if (!d.with_text.length) return;
   const pick = [document.getElementById("a"), document.getElementById("b")];
   const members = new Map(d.members.map(m => [m.doc, m]));
   for (const p of pick) for (const doc of d.with_text) {
@@ -110,8 +111,11 @@ function clusterPage(d) {
     p.append(new Option("doc " + doc + (m.kept ? " (kept)" : "") + " " + (m.url || ""), doc));
   }
   const hash = new URLSearchParams(location.hash.slice(1));
-  pick[0].value = hash.get("a") || String(d.with_text[0]);
-  pick[1].value = hash.get("b") || String(d.with_text[Math.min(1, d.with_text.length - 1)]);
+  const fallback = [d.with_text[0], d.with_text[Math.min(1, d.with_text.length - 1)]];
+  ["a", "b"].forEach((name, i) => {
+    pick[i].value = hash.get(name) || String(fallback[i]);
+    if (pick[i].value === "") pick[i].value = String(fallback[i]);  // not a member shown
+  });
   function show() {
     const a = Number(pick[0].value), b = Number(pick[1].value);
     const ta = d.texts[a], tb = d.texts[b];
