@@ -21,7 +21,7 @@ EXPECTED = {
     "SimHash", "SimHashConfig", "SourceError", "SourceStats", "TextConfig", "canonical_text",
     "SketchConfig", "Sketcher", "estimate_containment", "estimate_resemblance",
     "estimate_jaccard", "dedup", "find_duplicates", "hamming_pairs", "lsh_pairs", "open_sources",
-    "simhash_from_hashes",
+    "simhash_from_hashes", "PairView", "compare_texts",
 }
 
 
@@ -35,6 +35,8 @@ def test_library_round_trip_from_the_readme() -> None:
     result = neardup.find_duplicates(docs, neardup.DedupConfig(method="minhash"))
     assert result.duplicates == 2
     assert neardup.simhash_from_hashes([0xABCD, 0xBCDE, 0xCDEF]) == 0xADCF
+    view = neardup.compare_texts("one two three four five six", "one two three four five")
+    assert view.shared == 1 and view.marked_b == (True,) * 5 and view.marked_a[-1] is False
 
 
 PAGE = " ".join(f"word{i}" for i in range(200))

@@ -78,7 +78,8 @@ def check_report(html_path: Path, json_path: Path) -> tuple[Page, dict[str, Any]
         if "omitted" in section:
             assert shown["omitted"] and section["omitted"] in shown["text"]
             continue
-        assert len(shown["images"]) == len(section["figures"]) >= 1, section["key"]
+        assert len(shown["images"]) == len(section["figures"]), section["key"]
+        assert section["figures"] or section["tables"], section["key"]
         for src in shown["images"]:
             assert src.startswith("data:image/png;base64,")
             assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG)
@@ -121,7 +122,8 @@ def test_two_methods_render_every_section_with_figures_and_numbers(
     _, data = check_report(tmp_path / "r.html", tmp_path / "r.json")
     sections = {s["key"]: s for s in data["sections"]}
     assert set(sections) - {k for k, s in sections.items() if "omitted" in s} == {
-        "replicas", "clusters", "servers", "savings", "links", "distribution"}
+        "largest", "rates", "noncontent", "replicas", "clusters", "servers", "savings", "links",
+        "distribution"}
     replicas = sections["replicas"]["figures"][0]["series"]
     assert [s["name"] for s in replicas] == ["identical bytes", "simhash k=3", "exact"]
     for series in replicas:
@@ -177,6 +179,9 @@ def test_a_corpus_without_urls_keeps_what_it_can(tmp_path: Path) -> None:
     model = build_report([read_dedup_dir(run)])
     sections = {s.key: s for s in model.sections}
     assert sections["servers"].omitted == f"{run}: no document has a host (URLs are needed)"
+    largest = sections["largest"].tables[0].rows
+    assert [row[:4] for row in largest] == [(0, 3, 0, "doc 0")]  # the kept copy has no URL
+    assert largest[0][-1] == "(text not available)"
     assert sections["replicas"].tables[0].rows == (
         ("identical bytes", 0.5, 0.5, 0.0, 0.0, 0.0), ("unknown", 0.25, 0.0, 0.75, 0.0, 0.0))
     savings = sections["savings"].tables[0].rows
@@ -185,6 +190,39 @@ def test_a_corpus_without_urls_keeps_what_it_can(tmp_path: Path) -> None:
     (tmp_path / "r.html").write_text(render_html(model, draw=lambda fig: PNG))
     (tmp_path / "r.json").write_text(json.dumps(model.to_json()))
     check_report(tmp_path / "r.html", tmp_path / "r.json")
+
+
+def test_the_browser_is_optional_and_never_replaces_a_foreign_folder(
+        crawl_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    report("--from", str(crawl_runs[0]), "-o", str(tmp_path / "a.html"), "--json",
+           "--browser-pages", "0")
+    assert not (tmp_path / "a-clusters").exists()
+    largest = json.loads((tmp_path / "a.json").read_text())["sections"][0]
+    assert largest["key"] == "largest" and "links" not in largest["tables"][0]
+    output = report("--from", str(crawl_runs[0]), "-o", str(tmp_path / "b.html"),
+                    "--browser-pages", "3")
+    assert "cluster browser: 3 cluster pages" in output
+    pages = sorted(p.name for p in (tmp_path / "b-clusters").glob("c*.html"))
+    assert len(pages) == 3
+    report("--from", str(crawl_runs[0]), "-o", str(tmp_path / "b.html"), "--browser-pages", "2")
+    assert len(list((tmp_path / "b-clusters").glob("c*.html"))) == 2  # replaced, not mixed
+    mine = tmp_path / "c-clusters"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    result = CliRunner().invoke(cli, ["report", "--from", str(crawl_runs[0]), "-o",
+                                      str(tmp_path / "c.html")])
+    assert result.exit_code == 1
+    assert f"{mine}: exists and is not a cluster browser" in result.output
+    assert (mine / "notes.txt").read_text() == "keep me"
+    assert not (tmp_path / "c.html").exists()  # refused before anything was written
+
+
+def test_the_seeds_caption_counts_what_its_table_lists(crawl_runs: tuple[Path, Path]) -> None:
+    links = next(s for s in build_report([read_dedup_dir(crawl_runs[0])], top=100).sections
+                 if s.key == "links")
+    seeds = links.tables[1]
+    assert f"from {len(seeds.rows)} seed page" in links.caption
+    assert seeds.note == f"{len(seeds.rows)} of {len(seeds.rows)} distinct seed URLs"
 
 
 def test_seed_urls_choose_the_connected_part(crawl_runs: tuple[Path, Path],
@@ -237,7 +275,8 @@ def test_report_of_demo_output(tmp_path: Path, method: str) -> None:
     _, data = check_report(tmp_path / "demo.html", tmp_path / "demo.json")
     present = [s["key"] for s in data["sections"] if "omitted" not in s]
     fingerprints = ["distribution"] if method == "simhash" else []  # needs simhash column
-    assert present == ["replicas", "clusters", "servers", "savings", "links", *fingerprints]
+    assert present == ["largest", "rates", "noncontent", "replicas", "clusters", "servers",
+                       "savings", "links", *fingerprints]
 
 
 @pytest.mark.slow
@@ -258,3 +297,15 @@ def test_report_of_every_shared_crawl_together(shared_data: Path, tmp_path: Path
     assert sections["distribution"]["numbers"]["fingerprints"] == summary["documents"]
     assert sections["clusters"]["numbers"]["duplicates"] == summary["duplicates"]
     assert sections["clusters"]["numbers"]["clusters"] == summary["clusters"]
+    rates = {t["title"]: t for t in sections["rates"]["tables"]}
+    assert set(rates) == {"Per input file", "Per host", "Per crawl date (by year)"}
+    by_file = rates["Per input file"]
+    assert sum(row[1] for row in by_file["rows"]) <= summary["documents"]
+    assert by_file["note"].endswith("files, most duplicates first")
+    kinds = sections["noncontent"]["numbers"]
+    assert kinds["robots_documents"] >= 27 and kinds["robots_duplicates"] >= 26
+    largest = sections["largest"]["tables"][0]
+    assert all("robots.txt" not in row[3] for row in largest["rows"])
+    assert all(link.endswith(f"c{row[0]}.html")
+               for row, link in zip(largest["rows"], largest["links"], strict=True))
+    assert (tmp_path / "warc-clusters" / "index.html").is_file()

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from neardup.analysis.pairview import PairView, compare_texts
     from neardup.config import (
         DedupConfig,
         ExactConfig,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from neardup.text.canonical import canonical_text
 
 _HOMES = {
+    "neardup.analysis.pairview": ("PairView", "compare_texts"),
     "neardup.config": ("DedupConfig", "ExactConfig", "MinHashConfig", "ShingleConfig",
                        "SimHashConfig", "SketchConfig", "StoreConfig", "TextConfig"),
     "neardup.document": ("Document",),
@@ -69,6 +71,7 @@ __all__ = [
     "MinHashConfig",
     "NeardupError",
     "OutputError",
+    "PairView",
     "ShingleConfig",
     "SimHash",
     "SimHashConfig",
@@ -81,6 +84,7 @@ __all__ = [
     "StoreMatch",
     "TextConfig",
     "canonical_text",
+    "compare_texts",
     "dedup",
     "estimate_containment",
     "estimate_jaccard",

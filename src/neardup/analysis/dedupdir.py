@@ -22,11 +22,11 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from neardup._types import I64
-from neardup.analysis.replication import dense_labels
 from neardup.errors import SourceError
 
-__all__ = ["DedupRun", "column_array", "column_list", "read_dedup_dir", "read_store", "read_table",
-           "run_labels"]
+__all__ = ["DedupRun", "column_array", "column_labels", "column_list", "column_or_nulls",
+           "read_dedup_dir",
+           "read_store", "read_table", "run_labels"]
 
 _REQUIRED = {"documents": ("doc", "url", "host", "length", "identical"),
              "clusters": ("doc", "cluster", "kept")}
@@ -70,7 +70,7 @@ class DedupRun:
     @property
     def identical(self) -> I64:
         """Labels of the groups of identical documents (same raw bytes)."""
-        return dense_labels(column_list(self.documents, "identical"))
+        return column_labels(self.documents, "identical")
 
     def describe(self, label: str, tables: str) -> str:
         """The sentence saying which input (and which of its tables) a section used."""
@@ -89,6 +89,29 @@ def column_array(table: pa.Table, name: str) -> npt.NDArray[Any]:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False))
 
 
+def column_or_nulls(table: pa.Table, name: str,
+                    kind: pa.DataType | None = None) -> pa.ChunkedArray:
+    """A column, or all nulls (of ``kind``, default string) when the table has none: the
+    optional columns of older or foreign runs (``fetched``, ``reason``, ``tokens``...)."""
+    if name not in table.column_names:
+        return pa.chunked_array([pa.nulls(table.num_rows, kind or pa.string())])
+    column = table.column(name)
+    if kind is None and pa.types.is_timestamp(column.type):
+        return pc.cast(column, pa.string())  # JSONL readers make dates timestamps
+    return column
+
+
+def column_labels(table: pa.Table, name: str) -> I64:
+    """Group labels 0, 1, ... for equal values of a column, numbered in order of first
+    appearance (:func:`~.replication.dense_labels` over whole Arrow columns; nulls are one
+    group)."""
+    column = table.column(name)
+    if pa.types.is_dictionary(column.type):
+        column = pc.cast(column, column.type.value_type)
+    encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
+    return np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
 def column_list(table: pa.Table, name: str) -> list[Any]:
     """A column as a Python list (nulls are None)."""
     return list(table.column(name).to_pylist())
@@ -100,6 +123,21 @@ def _read_jsonl(path: Path) -> pa.Table:
     return pajson.read_json(path)
 
 
+#: String columns with few distinct values, read dictionary-encoded (a few bytes a row).
+_DICTIONARY = ("host", "source", "reason", "method", "relation")
+
+
+#: Columns of the documents table no report section reads (left on disk).
+_UNUSED = ("shingle", "text_chars")
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    names = pq.read_schema(path).names
+    wanted = [c for c in names if c not in _UNUSED] if path.stem == "documents" else names
+    return pq.read_table(path, columns=wanted,
+                         read_dictionary=[c for c in _DICTIONARY if c in wanted])
+
+
 def read_table(directory: Path, name: str) -> pa.Table | None:
     """``<name>.parquet`` or ``<name>.jsonl`` of ``directory``; None when neither exists."""
     for suffix in ("parquet", "jsonl"):
@@ -107,7 +145,7 @@ def read_table(directory: Path, name: str) -> pa.Table | None:
         if not path.is_file():
             continue
         try:
-            return pq.read_table(path) if suffix == "parquet" else _read_jsonl(path)
+            return _read_parquet(path) if suffix == "parquet" else _read_jsonl(path)
         except (pa.ArrowException, OSError) as error:
             raise SourceError(str(path), f"cannot read the {name} table ({error})") from error
     return None
@@ -119,6 +157,8 @@ def _in_doc_order(table: pa.Table, directory: Path, name: str, count: int) -> pa
         raise SourceError(str(directory / name), f"no column {', '.join(missing)}")
     if table.num_rows != count:
         raise SourceError(str(directory / name), f"{table.num_rows} rows for {count} documents")
+    if count and np.array_equal(column_array(table, "doc"), np.arange(count)):
+        return table  # already in doc order (as dedup writes it): no copy
     order = pc.sort_indices(table, sort_keys=[("doc", "ascending")])
     table = table.take(order)
     if count and not np.array_equal(column_array(table, "doc"), np.arange(count)):
@@ -150,11 +190,13 @@ def read_dedup_dir(path: str | Path) -> DedupRun:
     documents, clusters = tables["documents"], tables["clusters"]
     assert documents is not None and clusters is not None
     count = documents.num_rows
-    return DedupRun(
+    run = DedupRun(
         path=directory, summary=_summary(directory),
         documents=_in_doc_order(documents, directory, "documents", count),
         clusters=_in_doc_order(clusters, directory, "clusters", count),
         links=read_table(directory, "links"), growth=read_table(directory, "growth"))
+    pa.default_memory_pool().release_unused()  # the decoding buffers (100+ MB at 1M rows)
+    return run
 
 
 def read_store(path: str | Path) -> DedupRun:

@@ -17,20 +17,23 @@ __all__ = [
     "format_value",
 ]
 
-Unit = Literal["count", "share", "bytes", "number", "text"]
+Unit = Literal["count", "share", "bytes", "number", "text", "url"]
 FigureKind = Literal["bars", "hbars", "loglog", "lines", "histogram"]
 Value = int | float | str | None
 
 #: The sections of the report, in order: key -> title.
 SECTION_TITLES = {
-    "replicas": "1. Replicas per document",
-    "clusters": "2. Cluster sizes",
-    "servers": "3. Most replicated collections and mirrored servers",
-    "savings": "4. Crawl savings",
-    "links": "5. Link graph: connected and disconnected parts",
-    "growth": "6. Growth of clusters and duplicates per iteration",
-    "distribution": "7. Simhash fingerprint distribution",
-    "chunks": "8. Space and time per chunking (S&GM98 Table 1)",
+    "largest": "1. Largest clusters: which pages are copies of which",
+    "rates": "2. Duplicates per input file, host and crawl date",
+    "noncontent": "3. Non-content pages: robots.txt, error pages, empty pages",
+    "replicas": "4. Replicas per document",
+    "clusters": "5. Cluster sizes",
+    "servers": "6. Most replicated collections and mirrored servers",
+    "savings": "7. Crawl savings",
+    "links": "8. Link graph: connected and disconnected parts",
+    "growth": "9. Growth of clusters and duplicates per iteration",
+    "distribution": "10. Simhash fingerprint distribution",
+    "chunks": "11. Space and time per chunking (S&GM98 Table 1)",
 }
 
 
@@ -52,7 +55,7 @@ def format_value(value: Value, unit: Unit) -> str:
     decimal units, other numbers with two decimals."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
-    if unit == "text" or isinstance(value, str):
+    if unit in ("text", "url") or isinstance(value, str):
         return str(value)
     if unit == "share":
         return f"{100 * value:.1f}%"
@@ -85,15 +88,27 @@ class Table:
     columns: tuple[str, ...]
     units: tuple[Unit, ...]
     rows: tuple[tuple[Value, ...], ...]
+    #: Per row, a link (relative URL) for its first cell, or None; empty: no links.
+    links: tuple[str | None, ...] = ()
+    #: A sentence under the title (what the table leaves out, how it is ordered).
+    note: str = ""
 
     def __post_init__(self) -> None:
         if len(self.units) != len(self.columns):
             raise ValueError(f"table {self.title!r}: {len(self.units)} units for "
                              f"{len(self.columns)} columns")
+        if self.links and len(self.links) != len(self.rows):
+            raise ValueError(f"table {self.title!r}: {len(self.links)} links for "
+                             f"{len(self.rows)} rows")
 
     def to_json(self) -> dict[str, Any]:
-        return {"title": self.title, "columns": list(self.columns),
-                "rows": [list(row) for row in self.rows]}
+        data: dict[str, Any] = {"title": self.title, "columns": list(self.columns),
+                                "rows": [list(row) for row in self.rows]}
+        if self.note:
+            data["note"] = self.note
+        if self.links:
+            data["links"] = list(self.links)
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import base64
 import html
 import json
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,10 +19,10 @@ from neardup.analysis.figures import figure_png
 from neardup.analysis.model import Figure, Report, Section, Table, format_value
 from neardup.errors import OutputError
 
-__all__ = ["render_html", "write_report"]
+__all__ = ["render_html", "write_report", "write_text_atomic"]
 
 _STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; color: #222; max-width: 1000px; margin: 2em auto;
+body { font: 15px/1.45 system-ui, sans-serif; color: #222; max-width: 1200px; margin: 2em auto;
        padding: 0 1em; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.25em; margin: 0 0 0.3em; }
 section { border-top: 1px solid #ddd; padding: 1.2em 0; }
@@ -38,7 +39,10 @@ caption { text-align: left; font-weight: 600; padding-bottom: 0.3em; }
 th, td { border-bottom: 1px solid #e5e5e5; padding: 0.25em 0.6em; text-align: left;
          vertical-align: top; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-td.text { max-width: 420px; overflow-wrap: anywhere; white-space: pre-line; }
+td.text { min-width: 6.5em; max-width: 420px; overflow-wrap: break-word; white-space: pre-line; }
+td.url { min-width: 12em; max-width: 24em; overflow-wrap: anywhere; white-space: pre-line; }
+div.table { overflow-x: auto; max-width: 100%; }
+p.note { color: #666; font-size: 0.8em; margin: 0; }
 nav a { margin-right: 0.8em; font-size: 0.9em; }
 """
 
@@ -59,18 +63,25 @@ def _numbers(section: Section) -> str:
     return f'<dl class="numbers">{items}</dl>' if items else ""
 
 
+def _cells(table: Table, index: int) -> str:
+    row, cells = table.rows[index], []
+    for column, (value, unit) in enumerate(zip(row, table.units, strict=True)):
+        shown = _e(format_value(value, unit))
+        link = table.links[index] if table.links and column == 0 else None
+        if link is not None:
+            shown = f'<a href="{_e(link)}">{shown}</a>'
+        cells.append(f'<td class="{unit if unit in ("text", "url") else "n"}">{shown}</td>')
+    return "".join(cells)
+
+
 def _table(table: Table) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
-    body = []
-    for row in table.rows:
-        cells = "".join(
-            f'<td class="{"text" if unit == "text" else "n"}">{_e(format_value(value, unit))}</td>'
-            for value, unit in zip(row, table.units, strict=True))
-        body.append(f"<tr>{cells}</tr>")
+    body = [f"<tr>{_cells(table, index)}</tr>" for index in range(len(table.rows))]
     if not body:
         body.append(f'<tr><td colspan="{len(table.columns)}">none</td></tr>')
-    return (f"<table><caption>{_e(table.title)}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")
+    note = f'<p class="note">{_e(table.note)}</p>' if table.note else ""
+    return (f'<div class="table"><table><caption>{_e(table.title)}{note}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _section(section: Section, draw: Callable[[Figure], bytes]) -> str:
@@ -108,16 +119,26 @@ def _finite(value: object) -> object:
     return value
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``path`` under a temporary name, sync it, then rename it into place."""
+    partial = path.with_name(f".{path.name}.partial")
+    with open(partial, "w", encoding="utf-8") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, path)
+
+
 def write_report(report: Report, html_path: Path, json_path: Path | None = None) -> list[Path]:
     """Write the HTML page (and the JSON, when ``json_path`` is given); returns the paths."""
     written = []
     try:
         html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(render_html(report), encoding="utf-8")
+        write_text_atomic(html_path, render_html(report))
         written.append(html_path)
         if json_path is not None:
             text = json.dumps(_finite(report.to_json()), indent=1, allow_nan=False)
-            json_path.write_text(text + "\n", encoding="utf-8")
+            write_text_atomic(json_path, text + "\n")
             written.append(json_path)
     except OSError as error:
         raise OutputError(f"{error.filename or html_path}: {error.strerror or error}") from error

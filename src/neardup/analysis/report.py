@@ -1,20 +1,31 @@
 """Building the report model from ``dedup`` runs: one section per measurement of the papers.
 
-Sections 1 (replicas per document), 2 (cluster sizes) and 4 (crawl savings) compare every run
-given (one bar group, series or row per method); the others use the first run that has what they
-need: hosts (3, servers), a ``links`` table (5, link graph, see :mod:`.sections`), a
-``growth`` table (6, growth), a ``simhash`` column (7, fingerprint distribution, see
-:mod:`.crawlsection`).
+Sections 1-3 (largest clusters, duplicate rates, non-content pages, see :mod:`.copysections`)
+read the first run. Sections 4 (replicas per document), 5 (cluster sizes) and 7 (crawl savings)
+compare every run given (one bar group, series or row per method); the others use the first run
+that has what they need: hosts (6, servers), a ``links`` table (8, link graph, see
+:mod:`.sections`), a ``growth`` table (9, growth), a ``simhash`` column (10, fingerprint
+distribution). A log-log figure of fewer than :data:`MIN_LOGLOG_POINTS` points becomes a table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from neardup.analysis.collections import replicated_together
-from neardup.analysis.dedupdir import DedupRun, column_array, column_list, run_labels
+from neardup.analysis.copies import Copies, gather_copies
+from neardup.analysis.copysections import largest_section, noncontent_section, rates_section
+from neardup.analysis.dedupdir import (
+    DedupRun,
+    column_array,
+    column_labels,
+    run_labels,
+)
 from neardup.analysis.model import (
     SECTION_TITLES,
     Figure,
@@ -30,7 +41,6 @@ from neardup.analysis.model import (
 from neardup.analysis.replication import (
     REPLICA_BINS,
     cluster_stats,
-    dense_labels,
     replica_bin_counts,
     size_distribution,
 )
@@ -40,11 +50,12 @@ from neardup.analysis.servers import (
     ReplicatedCollection,
     ServerPair,
     collections_by_servers,
+    host_numbers,
     mirrored_servers,
 )
 from neardup.analysis.sgm_table import chunks_section
 
-__all__ = ["build_report"]
+__all__ = ["MIN_LOGLOG_POINTS", "build_report", "small_plots_as_tables"]
 
 #: Two servers sharing one page (a robots.txt, an error page) are no mirrors: a pair is listed
 #: from this many shared contents.
@@ -123,8 +134,9 @@ def clusters_section(runs: Sequence[DedupRun], labels: Sequence[str]) -> Section
         "clusters", SECTION_TITLES["clusters"],
         source="; ".join(run.describe(label, "clusters, documents (identical)")
                          for label, run in zip(labels, runs, strict=True)),
-        caption="A straight falling line on these log-log axes is the Zipf-like shape Pereira "
-                "et al. found: many clusters of two, a few very large ones. The numbers are "
+        caption="Many clusters of two and a few very large ones, a straight falling line on "
+                "log-log axes (a table instead when there are few sizes), is the Zipf-like "
+                "shape Pereira et al. found. The numbers are "
                 f"those of {labels[0]}. Pereira: clusters of two are 63% of the clusters but "
                 "hold 19% of the duplicates; Broder: 2.1M of 3.6M clusters hold only identical "
                 "documents.",
@@ -141,11 +153,11 @@ def _short(url: str, width: int = 48) -> str:
 
 
 def servers_section(run: DedupRun, label: str, top: int) -> Section:
-    hosts = column_list(run.documents, "host")
-    if not any(hosts):
+    hosts = run.documents.column("host")
+    if not pc.any(pc.not_equal(pc.fill_null(pc.cast(hosts, pa.string()), ""), "")).as_py():
         return Section("servers", SECTION_TITLES["servers"],
                        omitted=f"{run.path}: no document has a host (URLs are needed)")
-    urls = column_list(run.documents, "url")
+    urls = run.documents.column("url")
     collections = collections_by_servers(run.cluster, hosts, urls, top=top)
     together = replicated_together(run.cluster, hosts, urls, top=run.cluster.size)
     mirrors = mirrored_servers(run.cluster, hosts, top=top, min_shared=MIRROR_MIN_SHARED)
@@ -161,7 +173,7 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
                 f"server pairs sharing at least {MIRROR_MIN_SHARED} contents, most first; an "
                 "overlap near 100% means one server mirrors the other (a server's contents are its "
                 "distinct clusters).",
-        stats=(Stat("servers", "servers (hosts)", len(set(filter(None, hosts)))),
+        stats=(Stat("servers", "servers (hosts)", _distinct_servers(hosts)),
                Stat("top_servers", "most servers spanned by one cluster", collections[0].servers),
                Stat("collections", "collections: 2+ pages on the same 2+ servers",
                     len(together)),
@@ -181,6 +193,11 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
                       tuple((p.a, p.b, p.shared, p.contents_a, p.contents_b, p.overlap)
                             for p in mirrors))),
         figures=_server_figures(collections, mirrors))
+
+
+def _distinct_servers(hosts: pa.ChunkedArray) -> int:
+    codes = host_numbers(hosts)[0]
+    return int(np.unique(codes[codes >= 0]).size)
 
 
 def _server_figures(collections: Sequence[ReplicatedCollection],
@@ -204,7 +221,7 @@ def _savings_rows(runs: Sequence[DedupRun],
         rows.append((f"exact copies ({name})",
                      crawl_savings(first_of_groups(run.identical), lengths)))
         if "lexical" in run.documents.column_names:
-            lexical = dense_labels(column_list(run.documents, "lexical"))
+            lexical = column_labels(run.documents, "lexical")
             rows.append((f"same text ({name.replace('identical bytes', 'lexical')})",
                          crawl_savings(first_of_groups(lexical), lengths)))
     for label, run in zip(labels, runs, strict=True):
@@ -247,10 +264,43 @@ def _first(runs: Sequence[DedupRun], labels: Sequence[str], key: str, reason: st
     return Section(key, SECTION_TITLES[key], omitted=reason)
 
 
-def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int = 10) -> Report:
-    """The report over ``runs`` (one or more dedup output directories, first one first)."""
+#: A log-log figure with fewer points than this in every series is shown as a table.
+MIN_LOGLOG_POINTS = 8
+
+
+def _as_table(figure: Figure) -> Table:
+    xs = sorted({x for s in figure.series for x in s.x}, key=float)
+    values = [dict(zip(s.x, s.y, strict=True)) for s in figure.series]
+    return Table(figure.title, (figure.xlabel, *(f"{figure.ylabel}: {s.name}"
+                                                 for s in figure.series)),
+                 ("count", *repeat_unit("count", len(figure.series))),
+                 tuple((x, *(v.get(x, 0.0) for v in values)) for x in xs))
+
+
+def small_plots_as_tables(section: Section) -> Section:
+    """``section`` with each log-log figure of few points replaced by a table of them (a
+    straight line through 2-6 points says less than the numbers)."""
+    small = [f for f in section.figures if f.kind == "loglog"
+             and all(len(s.x) < MIN_LOGLOG_POINTS for s in f.series)]
+    if not small:
+        return section
+    return replace(section, figures=tuple(f for f in section.figures if f not in small),
+                   tables=(*section.tables, *(_as_table(f) for f in small)))
+
+
+def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int = 10,
+                 copies: Copies | None = None, browser: str | None = None) -> Report:
+    """The report over ``runs`` (one or more dedup output directories, first one first).
+
+    ``copies`` (gathered from the first run when not given) feeds the first three sections;
+    ``browser`` is the relative path of the cluster browser folder the cluster rows link to."""
     labels = run_labels(runs)
+    if copies is None:
+        copies = gather_copies(runs[0], labels[0], 20 * top, 1, text_clusters=0, snippets=top)
     sections = [
+        largest_section(copies, top, browser),
+        rates_section(copies, top),
+        noncontent_section(copies, top, browser),
         replicas_section(runs, labels),
         clusters_section(runs, labels),
         servers_section(runs[0], labels[0], top),
@@ -267,4 +317,4 @@ def build_report(runs: Sequence[DedupRun], seeds: Sequence[str] = (), top: int =
         chunks_section(runs, labels),
     ]
     return Report("neardup replication report", tuple(str(run.path) for run in runs),
-                  tuple(sections))
+                  tuple(small_plots_as_tables(section) for section in sections))

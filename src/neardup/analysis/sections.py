@@ -68,6 +68,7 @@ def links_section(run: DedupRun, label: str, seed_urls: Sequence[str], top: int)
     seeds = (seeds_for_urls(urls, seed_urls) if seed_urls
              else default_seeds(graph, dense_labels(sources)))
     reached = crawl(graph, seeds)
+    seed_urls_shown = list(dict.fromkeys(urls[s] or f"doc {s}" for s in seeds.tolist()))
     labels = run.cluster
     parts = {"complete": part_stats(labels, np.ones(run.count, dtype=bool)),
              "connected": part_stats(labels, reached),
@@ -78,16 +79,25 @@ def links_section(run: DedupRun, label: str, seed_urls: Sequence[str], top: int)
         "links", SECTION_TITLES["links"],
         run.describe(label, f"links ({run.links.num_rows:,} out-links, {graph.edges:,} between "
                             "documents), documents (url, source), clusters"),
-        caption=f"A crawler simulated from {len(seeds)} seed(s) ({how}) follows every link; "
+        caption=f"A crawler simulated from {_seed_words(len(seeds), len(seed_urls_shown))} "
+                f"({how}) follows every link; "
                 "what it reaches is the connected part. Compare the duplicate bars: Pereira et "
                 "al. found far more duplicates in the part a link-following crawler never "
                 "reaches (.cl 2003: 25.9% connected, 43.0% disconnected).",
         stats=_link_stats(parts, cover),
         tables=(_parts_table(parts),
-                Table("Seeds", ("seed URL",), ("text",), tuple(
-                    (url,) for url in dict.fromkeys(urls[s] or f"doc {s}"
-                                                    for s in seeds.tolist()))[:top])),
+                Table("Seeds", ("seed URL",), ("text",),
+                      tuple((url,) for url in seed_urls_shown[:top]),
+                      note=f"{min(top, len(seed_urls_shown))} of {len(seed_urls_shown)} "
+                           "distinct seed URLs")),
         figures=_link_figures(parts, labels, reached))
+
+
+def _seed_words(documents: int, distinct: int) -> str:
+    """``5 seed pages`` (``6 seed documents at 5 distinct URLs`` when URLs repeat)."""
+    if documents == distinct:
+        return f"{documents} seed page{'s' if documents != 1 else ''}"
+    return f"{documents} seed documents at {distinct} distinct URLs"
 
 
 def _link_figures(parts: dict[str, PartStats], labels: I64,

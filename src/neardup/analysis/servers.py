@@ -13,18 +13,25 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from neardup._types import I64
-from neardup.analysis.replication import dense_labels
 
 __all__ = [
     "MAX_SERVERS_PER_CLUSTER",
+    "Column",
     "ReplicatedCollection",
     "ServerPair",
+    "as_arrow",
     "collections_by_servers",
+    "first_urls",
+    "host_numbers",
     "mirrored_servers",
+    "server_cluster_pairs",
 ]
 
 
@@ -59,14 +66,67 @@ class ServerPair:
         return self.shared / min(self.contents_a, self.contents_b)
 
 
-def _server_cluster_pairs(labels: I64, hosts: Sequence[str | None]) -> tuple[I64, I64, list[str]]:
+Column: TypeAlias = "Sequence[str | None] | pa.Array | pa.ChunkedArray"
+"""A column of strings: a list, or an Arrow array as read from a run's tables."""
+
+
+def as_arrow(values: Column) -> pa.Array:
+    """A column of strings as one Arrow array (lists converted, chunks joined)."""
+    if isinstance(values, pa.ChunkedArray):
+        if pa.types.is_dictionary(values.type):
+            values = values.unify_dictionaries()
+        return values.combine_chunks()
+    return values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+
+
+def host_numbers(hosts: Column) -> tuple[I64, list[str]]:
+    """Each document's server as a number (-1: no host, or an empty one) and the names, numbered
+    in order of first appearance."""
+    column = as_arrow(hosts)
+    if not pa.types.is_dictionary(column.type):
+        column = pc.cast(column, pa.string())
+        column = pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
+        column = pc.dictionary_encode(column)
+    encoded = _without_empty(column)
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, [str(name) for name in encoded.dictionary.to_pylist()]
+
+
+def _without_empty(encoded: pa.DictionaryArray) -> pa.DictionaryArray:
+    """A dictionary array whose empty-string entry (if any) reads as null."""
+    values = encoded.dictionary.to_pylist()
+    if "" not in values:
+        return encoded
+    empty = values.index("")
+    indices = pc.if_else(pc.equal(encoded.indices, empty), None, encoded.indices)
+    return pa.DictionaryArray.from_arrays(indices, encoded.dictionary)
+
+
+def server_cluster_pairs(labels: I64, hosts: Column) -> tuple[I64, I64, list[str]]:
     """The distinct (cluster, server) pairs of documents that have a host, sorted by cluster."""
-    known = np.array([h is not None and h != "" for h in hosts], dtype=bool)
-    names = [h for h in hosts if h]
-    server = dense_labels(names)
-    names = list(dict.fromkeys(names))
-    pairs = np.unique(np.stack([labels[known], server]), axis=1) if names else np.empty((2, 0))
-    return pairs[0].astype(np.int64), pairs[1].astype(np.int64), names
+    server, names = host_numbers(hosts)
+    known = server >= 0
+    if not names or not known.any():
+        return np.empty(0, np.int64), np.empty(0, np.int64), names
+    keys = np.unique(labels[known].astype(np.int64) * len(names) + server[known])
+    return keys // len(names), keys % len(names), names
+
+
+def first_urls(labels: I64, wanted: I64, server: I64, urls: Column, examples: int,
+               one_per_server: bool) -> list[list[str]]:
+    """Per label of ``wanted``, up to ``examples`` URLs of its documents (with a server and a
+    URL), in document order, from distinct servers when ``one_per_server``."""
+    column = as_arrow(urls)
+    docs = np.flatnonzero(np.isin(labels, wanted) & (server >= 0))
+    docs = docs[pc.is_valid(column.take(pa.array(docs))).to_numpy(zero_copy_only=False)]
+    found: dict[int, dict[int, str]] = {int(w): {} for w in wanted.tolist()}
+    texts = column.take(pa.array(docs)).to_pylist()
+    for doc, url in zip(docs.tolist(), texts, strict=True):
+        chosen = found[int(labels[doc])]
+        key = int(server[doc]) if one_per_server else len(chosen)
+        if url and key not in chosen and len(chosen) < examples:
+            chosen[key] = url
+    return [list(found[int(w)].values()) for w in wanted.tolist()]
 
 
 def _pair(names: list[str], contents: I64, a: int, b: int, count: int) -> ServerPair:
@@ -75,37 +135,34 @@ def _pair(names: list[str], contents: I64, a: int, b: int, count: int) -> Server
     return ServerPair(names[a], names[b], count, int(contents[a]), int(contents[b]))
 
 
-def collections_by_servers(labels: I64, hosts: Sequence[str | None], urls: Sequence[str | None],
-                           top: int = 10, examples: int = 3) -> list[ReplicatedCollection]:
+def collections_by_servers(labels: I64, hosts: Column, urls: Column, top: int = 10,
+                           examples: int = 3) -> list[ReplicatedCollection]:
     """The ``top`` clusters spanning the most distinct servers (at least two), most first; ties
     go to the larger cluster, then to the smaller label."""
-    cluster, _, _ = _server_cluster_pairs(labels, hosts)
+    cluster, _, _ = server_cluster_pairs(labels, hosts)
     ids, spans = np.unique(cluster, return_counts=True)
     sizes = np.bincount(labels) if labels.size else np.empty(0, dtype=np.int64)
-    chosen = [(int(s), int(sizes[c]), int(c)) for c, s in zip(ids, spans, strict=True) if s >= 2]
-    chosen.sort(key=lambda item: (-item[0], -item[1], item[2]))
-    out = []
-    for servers, size, label in chosen[:top]:
-        seen: dict[str, str] = {}
-        for doc in np.flatnonzero(labels == label).tolist():
-            host, url = hosts[doc], urls[doc]
-            if host and url and host not in seen and len(seen) < examples:
-                seen[host] = url
-        out.append(ReplicatedCollection(label, servers, size, tuple(seen.values())))
-    return out
+    wide = spans >= 2
+    ids, spans = ids[wide], spans[wide]
+    order = np.lexsort((ids, -sizes[ids], -spans))[:top]
+    server, _ = host_numbers(hosts)
+    shown = first_urls(labels, ids[order], server, urls, examples, one_per_server=True)
+    return [ReplicatedCollection(int(ids[i]), int(spans[i]), int(sizes[ids[i]]), tuple(found))
+            for i, found in zip(order.tolist(), shown, strict=True)]
 
 
-def mirrored_servers(labels: I64, hosts: Sequence[str | None], top: int = 10,
+def mirrored_servers(labels: I64, hosts: Column, top: int = 10,
                      min_shared: int = 1) -> list[ServerPair]:
     """The ``top`` server pairs sharing the most contents (at least ``min_shared``), most first;
     ties go to the higher overlap, then to the names."""
-    cluster, server, names = _server_cluster_pairs(labels, hosts)
+    cluster, server, names = server_cluster_pairs(labels, hosts)
     contents = np.bincount(server, minlength=len(names))
     shared: Counter[tuple[int, int]] = Counter()
-    bounds = np.flatnonzero(np.diff(cluster)) + 1
-    for members in np.split(server, bounds) if cluster.size else []:
-        if 2 <= members.size <= MAX_SERVERS_PER_CLUSTER:
-            shared.update(itertools.combinations(sorted(members.tolist()), 2))
+    _, starts, spans = np.unique(cluster, return_index=True, return_counts=True)
+    wide = (spans >= 2) & (spans <= MAX_SERVERS_PER_CLUSTER)
+    for start, span in zip(starts[wide].tolist(), spans[wide].tolist(), strict=True):
+        members = server[start:start + span]
+        shared.update(itertools.combinations(sorted(members.tolist()), 2))
     found = [_pair(names, contents, a, b, count) for (a, b), count in shared.items()
              if count >= min_shared]
     found.sort(key=lambda p: (-p.shared, -p.overlap, p.a, p.b))

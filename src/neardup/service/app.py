@@ -37,6 +37,8 @@ from neardup.errors import (
     OutputError,
     SourceError,
 )
+from neardup.service.compare import add_compare_route, seen_fields
+from neardup.service.docs import add_offline_docs
 from neardup.service.guard import Guard
 from neardup.service.metrics import Metrics
 from neardup.service.readers import WriterLink
@@ -153,7 +155,10 @@ def create_app(config: ServiceConfig, store: Store | None = None,
 
     app = FastAPI(title="neardup", version=VERSION, lifespan=lifespan,
                   description="Near-duplicate detection over a persistent neardup store.",
-                  dependencies=[Depends(_reader_token), Depends(_fresh)])
+                  dependencies=[Depends(_reader_token), Depends(_fresh)],
+                  docs_url=None, redoc_url=None)
+    add_offline_docs(app, "neardup")
+    add_compare_route(app, ERRORS)
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
     _handlers(app)
     _write_routes(app)
@@ -302,7 +307,8 @@ def _query(state: _State, body: QueryRequest) -> QueryAnswer:
             doc, matches = store.query_url(body.url, body.k)
         except KeyError:
             raise Problem(404, "unknown_url", f"no stored document has URL {body.url}") from None
-        return QueryAnswer(doc=doc, matches=[m.as_dict() for m in matches])
+        return QueryAnswer(doc=doc, matches=[m.as_dict() for m in matches],
+                           **seen_fields(store, matches))
     document = Document(id="query", raw=(body.text or body.html or "").encode("utf-8"),
                         kind="text" if body.text is not None else "html")
     if body.resemblance is not None or body.containment is not None:
@@ -310,7 +316,8 @@ def _query(state: _State, body: QueryRequest) -> QueryAnswer:
                                 containment=body.containment or 0.0, explain=body.explain)
     else:
         matches = store.query(document, body.k, explain=body.explain)
-    return QueryAnswer(doc=None, matches=[m.as_dict() for m in matches])
+    return QueryAnswer(doc=None, matches=[m.as_dict() for m in matches],
+                       **seen_fields(store, matches))
 
 
 def _read_routes(app: FastAPI, max_k: int) -> None:

@@ -97,6 +97,10 @@ def query_request(max_k: int) -> type[QueryRequest]:
 class QueryAnswer(BaseModel):
     doc: int | None = Field(None, description="For a url query: the stored document queried.")
     matches: list[dict[str, object]]
+    seen: bool = Field(False, description="A stored document is at distance 0 or resembles "
+                       "the query at least seen_threshold.")
+    seen_threshold: float | None = Field(None, description="The store's resemblance threshold.")
+    nearest: dict[str, object] | None = Field(None, description="The nearest match, if any.")
 
 
 class Health(BaseModel):

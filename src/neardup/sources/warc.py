@@ -34,7 +34,7 @@ from neardup.sources.records import ArchiveFormat, ArchiveRecords
 from neardup.sources.sniff import read_head, sniff
 from neardup.sources.stream import ByteStream
 
-__all__ = ["read_archive", "read_archive_stream"]
+__all__ = ["read_archive", "read_archive_from", "read_archive_stream"]
 
 _GZIP_MAGIC: Final = b"\x1f\x8b\x08"
 _TYPE_NAMES: Final = {
@@ -60,6 +60,14 @@ def read_archive(
         yield from _read_fast(path, source, gz, ctx)
     else:
         yield from _read_python(path, source, fmt, gz, ctx)
+
+
+def read_archive_from(
+    path: str, fmt: ArchiveFormat, gz: bool, ctx: ReadContext, start: int
+) -> Iterator[Document]:
+    """Documents of one WARC or ARC file from byte ``start`` on (a record or gzip member start;
+    the Python reader, which reports the same offsets as FastWARC)."""
+    return _read_python(path, path, fmt, gz, ctx, start)
 
 
 def read_archive_stream(

@@ -51,7 +51,13 @@ from neardup.store.integrity import (
     read_record,
     stored_counter,
 )
-from neardup.store.lookup import StoreMatch, query_document, query_url, similar_documents
+from neardup.store.lookup import (
+    StoreMatch,
+    compare_stored,
+    query_document,
+    query_url,
+    similar_documents,
+)
 from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
     IDENTICAL,
@@ -489,6 +495,12 @@ class Store:
         """The stored near-copies of the document stored under ``url`` (KeyError if none)."""
         with self._sqlite():
             return query_url(self, url, k, templates)
+
+    def compare(self, a: int, b: int) -> StoreMatch | None:
+        """Stored document ``b`` scored against stored document ``a`` (numbers), as a query
+        of ``a`` would score it; None when either is not stored."""
+        with self._sqlite():
+            return compare_stored(self, a, b)
 
     def close(self) -> None:
         """Close the store; a writer first folds the WAL into the database (best effort)."""

@@ -225,12 +225,32 @@ def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
              if row[2] == url]
     if not found:
         raise KeyError(url)
+    return _row_probe(store, found[0])
+
+
+def _row_probe(store: Store, row: tuple[object, ...]) -> tuple[int, _Probe]:
     doc, simhash, identical, lexical, tokens, host = (
-        found[0][ROW_FIELDS.index(name)] for name in (
+        row[ROW_FIELDS.index(name)] for name in (
             "doc", "simhash", "identical", "lexical", "tokens", "host"))
+    assert isinstance(doc, int) and isinstance(tokens, int)
     sketch = _sketches(store, [doc]).get(doc) if store.config.sketch is not None else None
-    return doc, _Probe(unsigned(simhash), unsigned(identical), unsigned(lexical), tokens, sketch,
-                       host=host)
+    return doc, _Probe(unsigned(int(str(simhash))), unsigned(int(str(identical))),
+                       unsigned(int(str(lexical))), tokens, sketch,
+                       host=None if host is None else str(host))
+
+
+def compare_stored(store: Store, a: int, b: int) -> StoreMatch | None:
+    """Stored document ``b`` as a match of stored document ``a`` (distance, relation, the
+    sketch estimates and, with kept shingles, the exact scores, on content); None when either
+    is not stored."""
+    rows = [row for row in documents_where(store.db, store.meta_path, "doc=?", (a,))
+            if row[0] == a]
+    if not rows or not [r for r in documents_where(store.db, store.meta_path, "doc=?", (b,))
+                        if r[0] == b]:
+        return None
+    _, probe = _row_probe(store, rows[0])
+    found = [m for m in _matches(store, probe, [b], explain=False, judged=False) if m.doc == b]
+    return found[0] if found else None
 
 
 def query_url(store: Store, url: str, k: int | None = None,
