@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import re
 import time
 from pathlib import Path
@@ -124,6 +125,12 @@ def run_dedup(
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Folder for documents, pairs, clusters and summary.json; a previous run's "
                    "tables there are all replaced, a folder holding other files is refused.")
+@click.option("--write", "write", multiple=True, metavar="kept|removed|annotated",
+              callback=lambda _ctx, _param, value: _parse_write(value),
+              help="Also write the input rows of the kept documents, of the removed ones, or "
+                   "all of them annotated with their cluster, into OUT/kept, OUT/removed, "
+                   "OUT/annotated: same format and file names as the inputs (Parquet, JSONL, "
+                   "JSONL.gz). Repeat it or give a comma list.")
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds files of no neardup run (they are "
                    "left alone; the run's tables are replaced).")
@@ -221,7 +228,8 @@ def run_dedup(
                    "Spark's default parallelism].")
 @PRESET_OPTION
 @chunk_options
-def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, fmt: str,
+def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], force: bool,
+                  media: str, fmt: str,
                   workers: int, quiet: bool, work: Path | None, memory_limit: str,
                   partition_docs: int, against: Path | None, engine: str, spark_master: str,
                   partitions: int | None, **options: Any) -> None:
@@ -234,6 +242,9 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
     from neardup.engine import EngineOptions, run_engine
 
     _check_inputs(inputs, uris=engine == "spark")
+    if write and "-" in inputs:
+        raise click.UsageError("--write copies rows from the input files: name the files "
+                               "instead of - (stdin)")
     _check_threshold(options["method"], options["threshold"])
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit
@@ -263,6 +274,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
         from neardup.presets import preset
 
         summary = record_preset(out, summary, preset(name))
+    summary = _write_dataset(out, write, summary)
     if not quiet:
         click.echo(render_summary(summary, out))
 
@@ -274,6 +286,32 @@ def _run_spark(inputs: list[str], out: Path, config: DedupConfig, running: Any, 
 
     summary: dict[str, Any] = run_spark(inputs, out, config, running,
                                         SparkOptions(master, partitions), **keywords)
+    return summary
+
+
+def _parse_write(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--write kept --write removed`` or ``--write kept,removed``, each mode once."""
+    from neardup.output.dataset import WRITE_MODES
+
+    modes = [mode.strip() for value in values for mode in value.split(",") if mode.strip()]
+    for mode in modes:
+        if mode not in WRITE_MODES:
+            raise click.BadParameter(f"{mode!r}: use {', '.join(WRITE_MODES)} (or a comma "
+                                     "list of them)")
+    return tuple(dict.fromkeys(modes))
+
+
+def _write_dataset(out: Path, modes: tuple[str, ...], summary: dict[str, Any]) -> dict[str, Any]:
+    """The rows of ``--write`` (a run without it removes the files an earlier one wrote); the
+    counts go into summary.json."""
+    from neardup.engine.workdir import write_atomic
+    from neardup.output.dataset import write_rows
+
+    written = write_rows(out, modes)
+    if not written:
+        return summary
+    summary = summary | {"written": written}
+    write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
 
 
