@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import inspect
 import json
 import re
 import time
@@ -12,6 +13,7 @@ from typing import Any
 import click
 
 from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.field_options import FIELD_OPTIONS, field_options, row_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record_preset
@@ -31,7 +33,7 @@ from neardup.methods.workers import default_workers
 from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
 from neardup.output.folder import WORK_DIR, claim_output
 from neardup.pipeline.dedup import DedupResult, find_duplicates
-from neardup.sources import open_sources
+from neardup.sources import DEFAULT_FIELDS, RowFields, open_sources
 
 __all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
            "run_dedup"]
@@ -41,7 +43,7 @@ class NoDocumentsError(NeardupError):
 
 
 SECTIONS = {
-    "Input and output": ("out", "fmt", "force", "media", "links"),
+    "Input and output": ("out", "write", "fmt", "force", "media", "links", *FIELD_OPTIONS),
     "Text": ("extract", "main_content", "thai_words", "templates", "template_min_pages",
              "template_share"),
     "Method": ("preset", "method", "keep", "min_resemblance", "shingle_width"),
@@ -226,6 +228,7 @@ def run_dedup(
 @click.option("--partitions", type=click.IntRange(1, None), default=None,
               help="--engine spark: shuffle partitions of the Spark stages [default: twice "
                    "Spark's default parallelism].")
+@field_options
 @PRESET_OPTION
 @chunk_options
 def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], force: bool,
@@ -246,6 +249,8 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
         raise click.UsageError("--write copies rows from the input files: name the files "
                                "instead of - (stdin)")
     _check_threshold(options["method"], options["threshold"])
+    fields = row_fields(**{name: options.pop(name) for name in FIELD_OPTIONS})
+    reading = _engine_fields(fields, engine)
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit
     name = options.pop("preset")
@@ -264,7 +269,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
             else:
                 summary = run_engine(list(inputs), out, config, running,
                                      media=media,  # type: ignore[arg-type]
-                                     fmt=fmt, progress=progress, against=against)
+                                     fmt=fmt, progress=progress, against=against, **reading)
     except KeyboardInterrupt:
         exit_interrupted(f"no table written to {out}; the finished steps stay in "
                          f"{running.work}, and the same command resumes from them")
@@ -277,6 +282,23 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     summary = _write_dataset(out, write, summary)
     if not quiet:
         click.echo(render_summary(summary, out))
+
+
+def _engine_fields(fields: RowFields, engine: str) -> dict[str, Any]:
+    """The keyword that gives the engine other column names (none for the default names)."""
+    if fields == DEFAULT_FIELDS:
+        return {}
+    if engine == "spark":
+        raise click.UsageError("--engine spark reads the columns text, html, id and url: "
+                               "--text-field, --html-field, --id-field and --url-field go "
+                               "with --engine local")
+    from neardup.engine import run_engine
+
+    if "fields" not in inspect.signature(run_engine).parameters:
+        raise click.UsageError("this build's batch engine reads the columns text, html, id and "
+                               "url only: --text-field, --html-field, --id-field and "
+                               "--url-field work with neardup index and query")
+    return {"fields": fields}
 
 
 def _run_spark(inputs: list[str], out: Path, config: DedupConfig, running: Any, master: str,

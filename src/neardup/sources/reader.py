@@ -22,6 +22,7 @@ from neardup.document import ContentKind, Document
 from neardup.errors import ConfigError
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import DEFAULT_MAX_BYTES, MEDIA, Media, ReadContext, WarcEngine
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.files import read_file, read_stream
 from neardup.sources.jsonl import read_jsonl, read_jsonl_stream
 from neardup.sources.parquet import read_parquet
@@ -188,6 +189,7 @@ class SourceReader:
         max_bytes: int = DEFAULT_MAX_BYTES,
         warc_engine: WarcEngine = "fastwarc",
         media: Media = "html",
+        fields: RowFields = DEFAULT_FIELDS,
     ) -> None:
         if max_bytes < 1:
             raise ConfigError(f"max_bytes must be at least 1, got {max_bytes}")
@@ -196,6 +198,7 @@ class SourceReader:
         if media not in MEDIA:
             raise ConfigError(f"media must be one of {', '.join(MEDIA)}, got {media!r}")
         self.media: Media = media
+        self.fields = fields
         self.paths = list(paths)
         self.sweep = sweep
         self.max_bytes = max_bytes
@@ -206,7 +209,8 @@ class SourceReader:
     def __iter__(self) -> Iterator[Document]:
         self.close()
         self.stats.reset()
-        ctx = ReadContext(self.stats, self.max_bytes, self.sweep, self.warc_engine, self.media)
+        ctx = ReadContext(self.stats, self.max_bytes, self.sweep, self.warc_engine, self.media,
+                          fields=self.fields)
         self._active = _read_all(self.paths, ctx)
         return self._active
 
@@ -235,6 +239,7 @@ def open_sources(
     max_bytes: int = DEFAULT_MAX_BYTES,
     warc_engine: WarcEngine = "fastwarc",
     media: Media = "html",
+    fields: RowFields = DEFAULT_FIELDS,
 ) -> SourceReader:
     """Read documents from files, directories, glob patterns and ``-`` (stdin).
 
@@ -244,7 +249,8 @@ def open_sources(
     ``media`` says which responses become documents: ``html`` (HTML and plain text, the default),
     ``text`` (also every other textual type: CSS, JavaScript, XML, SVG, JSON...), or ``any``
     (every payload; non-textual ones as kind ``binary``, which only the identical level compares).
-    Nothing is read until the reader is iterated.
+    ``fields`` names the JSONL and Parquet columns that hold the text, HTML, id and URL
+    (``RowFields(text="content")``). Nothing is read until the reader is iterated.
     """
     return SourceReader(paths, sweep=sweep, max_bytes=max_bytes, warc_engine=warc_engine,
-                        media=media)
+                        media=media, fields=fields)

@@ -21,6 +21,7 @@ from typing import Final
 from neardup.document import Document
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.reader import _damaged, _expand, _Input, _read_path, _unreadable
 from neardup.sources.sniff import Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
@@ -86,9 +87,11 @@ def input_splits(paths: Sequence[str], stats: SourceStats, *, block_size: int = 
 
 
 def read_split(split: InputSplit, cursor: BlockCursor, *, media: Media = "html",
-               max_bytes: int = DEFAULT_MAX_BYTES, sweep: str | None = None) -> Iterator[Document]:
-    """The documents of one split's blocks, counting into ``cursor.stats``."""
-    ctx = ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media)
+               max_bytes: int = DEFAULT_MAX_BYTES, sweep: str | None = None,
+               fields: RowFields = DEFAULT_FIELDS) -> Iterator[Document]:
+    """The documents of one split's blocks, counting into ``cursor.stats`` (``fields``: the
+    columns of JSONL and Parquet rows, as for :func:`~neardup.sources.open_sources`)."""
+    ctx = ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media, fields=fields)
     try:
         yield from _read_path(_Input(split.path, split.explicit), ctx, cursor)
     except OSError as err:
