@@ -35,8 +35,8 @@ from neardup.output.folder import WORK_DIR, claim_output
 from neardup.pipeline.dedup import DedupResult, find_duplicates
 from neardup.sources import DEFAULT_FIELDS, RowFields, open_sources
 
-__all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
-           "run_dedup"]
+__all__ = ["ESSENTIALS", "SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command",
+           "render_summary", "run_dedup"]
 
 class NoDocumentsError(NeardupError):
     """A run read no document; the message says what was found instead."""
@@ -56,10 +56,29 @@ SECTIONS = {
                                             "hashes", "pilot", "segments", "level",
                                             "min_chars", "iterations", "write_relations"),
     "Running": ("workers", "work", "memory_limit", "partition_docs", "against", "quiet",
-                "help"),
+                "help_all", "help"),
     "Engine": ("engine", "spark_master", "partitions"),
 }
-"""The headings of ``neardup dedup --help``."""
+"""The headings of ``neardup dedup --help-all``."""
+
+ESSENTIALS = {
+    "out": "Folder of the tables (documents, pairs, clusters) and summary.json.",
+    "write": "Also write the input rows that are kept, removed, or all annotated "
+             "(kept,removed,annotated), in the input's format and file names.",
+    "text_field": "Column of JSONL or Parquet rows holding the text [default: text].",
+    "id_field": "Column holding the document id [default: id].",
+    "method": "Near-duplicate method run after the exact levels [default: minhash].",
+    "threshold": "minhash, sketch, keyword: how similar a pair must be [default: 0.8 for "
+                 "minhash].",
+    "keep": "Which member of a cluster survives: first, longest, earliest, shortest-url.",
+    "preset": "A paper's settings by name (see --help-all).",
+    "fmt": "Format of the tables: parquet (default) or jsonl.",
+    "workers": "Worker processes [default: one per core].",
+    "memory_limit": "Memory the run may use, e.g. 2G (default), 512M.",
+    "work": "Work directory: the same command resumes a killed run [default: OUT/.neardup-work].",
+    "quiet": "No progress display and no report.",
+}
+"""The options ``neardup dedup --help`` shows, with a one-line text each."""
 
 class MethodChoice(click.Choice[str]):
     """``--method``: the registry's methods, read when the option is used or shown (so a method
@@ -122,7 +141,7 @@ def run_dedup(
     return result, summary
 
 
-@click.command("dedup", cls=GroupedCommand, sections=SECTIONS)
+@click.command("dedup", cls=GroupedCommand, sections=SECTIONS, essentials=ESSENTIALS)
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Folder for documents, pairs, clusters and summary.json; a previous run's "
