@@ -34,6 +34,7 @@ from neardup.output import OUTPUT_FORMATS, write_dedup_outputs
 from neardup.output.folder import WORK_DIR, claim_output
 from neardup.pipeline.dedup import DedupResult, find_duplicates
 from neardup.sources import DEFAULT_FIELDS, RowFields, open_sources
+from neardup.sources.location import is_url
 
 __all__ = ["ESSENTIALS", "SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command",
            "render_summary", "run_dedup"]
@@ -109,10 +110,10 @@ def _check_threshold(method: str, threshold: float | None) -> None:
 
 
 def _check_inputs(inputs: tuple[str, ...], *, uris: bool = False) -> None:
-    """A missing local path is an error; with ``uris`` (the Spark engine), URIs are left to
-    Spark to resolve."""
+    """A missing local path is an error; URLs are read through fsspec (a missing one is counted
+    as an unreadable file), and with ``uris`` (the Spark engine) URIs are left to Spark."""
     for path in inputs:
-        if uris and re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", path):
+        if is_url(path) or (uris and re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", path)):
             continue
         if path != "-" and not glob.has_magic(path) and not Path(path).exists():
             raise SourceError(path, "no such file or directory")

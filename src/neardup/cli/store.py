@@ -25,6 +25,7 @@ from neardup.errors import SourceError
 from neardup.index.planner import plan
 from neardup.methods.workers import default_workers
 from neardup.sources import RowFields, open_sources
+from neardup.sources.location import is_url
 from neardup.store import Store, StoreMatch, open_store
 from neardup.store.urls import sightings as store_sightings
 from neardup.store.urls import similar_to_url, url_cluster
@@ -118,7 +119,7 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
         if template is not None:
             config = dataclasses.replace(config, templates=template)
     for path in inputs:
-        if path != "-" and not Path(path).exists() and "*" not in path:
+        if path != "-" and not is_url(path) and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
     reader = open_sources(list(inputs), media=media,  # type: ignore[arg-type]
                           fields=row_fields(**names))
@@ -182,7 +183,7 @@ def _query_document(path: str | None, text: str | None, fields: RowFields) -> Do
     if text is not None:
         return Document(id="query", raw=text.encode("utf-8"), kind="text")
     assert path is not None
-    if path != "-" and not Path(path).exists():
+    if path != "-" and not is_url(path) and not Path(path).exists():
         raise SourceError(path, "no such file or directory")
     docs = list(open_sources([path], media="any", fields=fields))
     if not docs:
@@ -300,7 +301,7 @@ def _batch(files: tuple[str, ...], store_dir: Path, k: int | None, engine: str,
            spark: SparkOptions, out: Path | None, workers: int, media: str,
            as_json: bool, fields: RowFields) -> None:
     for path in files:
-        if path != "-" and not Path(path).exists() and "*" not in path:
+        if path != "-" and not is_url(path) and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
     reader = open_sources(list(files), media=media, fields=fields)  # type: ignore[arg-type]
     with open_store(store_dir, read_only=True) as store:

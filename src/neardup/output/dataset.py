@@ -33,6 +33,7 @@ from neardup.engine.workdir import fsync_dir, write_atomic
 from neardup.errors import OutputError
 from neardup.output.selection import FileRows, file_rows, sources
 from neardup.output.shards import copy_file, write_jsonl_rows, write_parquet_rows
+from neardup.sources.location import filesystem_of, is_url, open_binary, size_of
 from neardup.sources.sniff import read_head, sniff
 
 __all__ = ["WRITE_MODES", "write_rows"]
@@ -47,7 +48,7 @@ _ROWS_FORMATS: Final = ("parquet", "jsonl")
 def _format(source: str) -> tuple[str, bool]:
     """The format of an input file (and whether it is gzipped); refuses what cannot be copied."""
     try:
-        with open(source, "rb") as raw:
+        with open_binary(source) as raw:
             found = sniff(read_head(raw), source, explicit=True)
     except OSError as err:
         raise OutputError(f"{source}: cannot read it again to write its rows "
@@ -60,9 +61,22 @@ def _format(source: str) -> tuple[str, bool]:
     return found.fmt, found.gz
 
 
+def _where(source: str) -> str:
+    """The absolute path of a local source, the path inside its file system of a URL."""
+    return filesystem_of(source)[1] if is_url(source) else os.path.abspath(source)
+
+
+def _stamp(source: str) -> str:
+    """Size and modification time of a local file; size of a URL (times vary by file system)."""
+    if is_url(source):
+        return str(size_of(source))
+    stat = os.stat(source)
+    return f"{stat.st_size}\0{stat.st_mtime_ns}"
+
+
 def _names(sources: Iterable[str]) -> dict[str, str]:
     """Each source's path relative to the folder all sources share."""
-    paths = {source: os.path.abspath(source) for source in sources}
+    paths = {source: _where(source) for source in sources}
     if not paths:
         return {}
     common = os.path.commonpath([os.path.dirname(path) for path in paths.values()])
@@ -71,9 +85,7 @@ def _names(sources: Iterable[str]) -> dict[str, str]:
 
 def _digest(mode: str, source: str, rows: FileRows) -> str:
     """What the output file depends on: the input file (size and time) and the rows chosen."""
-    stat = os.stat(source)
-    digest = hashlib.sha256(f"{_VERSION}\0{mode}\0{os.path.abspath(source)}\0{stat.st_size}\0"
-                            f"{stat.st_mtime_ns}\0".encode())
+    digest = hashlib.sha256(f"{_VERSION}\0{mode}\0{source}\0{_stamp(source)}\0".encode())
     digest.update(rows.offsets.tobytes())
     digest.update(rows.kept.tobytes())
     if mode == "annotated":

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from neardup.errors import OutputError
 from neardup.output.selection import ANNOTATIONS, FileRows
 from neardup.sources.gunzip import GZIP_ERRORS, gunzip
+from neardup.sources.location import filesystem_of, is_url, open_binary
 
 __all__ = ["copy_file", "write_jsonl_rows", "write_parquet_rows"]
 
@@ -92,6 +93,15 @@ def _batch_rows(batch: Any, start: int, rows: FileRows, chosen: npt.NDArray[np.i
     return pa.RecordBatch.from_pydict(columns | _annotation_columns(rows, slots), schema=schema)
 
 
+def _parquet_file(source: str) -> Any:
+    import pyarrow.parquet as pq
+
+    if is_url(source):
+        filesystem, inner = filesystem_of(source)
+        return pq.ParquetFile(inner, filesystem=filesystem)
+    return pq.ParquetFile(source)
+
+
 def write_parquet_rows(source: str, target: Path, rows: FileRows,
                        chosen: npt.NDArray[np.int64] | None) -> tuple[int, int]:
     """Write the rows ``chosen`` (sorted row numbers) of Parquet file ``source`` to ``target``;
@@ -101,7 +111,7 @@ def write_parquet_rows(source: str, target: Path, rows: FileRows,
 
     written = 0
     try:
-        with pq.ParquetFile(source) as parquet:
+        with _parquet_file(source) as parquet:
             schema = parquet.schema_arrow
             if chosen is None:
                 schema = _annotated_schema(schema, source)
@@ -119,7 +129,7 @@ def write_parquet_rows(source: str, target: Path, rows: FileRows,
 
 
 def _lines(source: str, gz: bool) -> Iterator[bytes]:
-    with open(source, "rb") as raw:
+    with open_binary(source) as raw:
         if not gz:
             yield from raw
             return
@@ -197,7 +207,8 @@ def _sink(raw: BinaryIO, gz: bool) -> Any:
 def copy_file(source: str, target: Path) -> tuple[int, int]:
     """Copy a one-document file."""
     try:
-        shutil.copyfile(source, target)
+        with open_binary(source) as raw, open(target, "wb") as out:
+            shutil.copyfileobj(raw, out, 1 << 20)
     except OSError as err:
         raise OutputError(f"{source}: cannot copy it ({err.strerror or err})") from err
     return 1, 0

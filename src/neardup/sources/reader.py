@@ -25,6 +25,7 @@ from neardup.sources.context import DEFAULT_MAX_BYTES, MEDIA, Media, ReadContext
 from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.files import read_file, read_stream
 from neardup.sources.jsonl import read_jsonl, read_jsonl_stream
+from neardup.sources.location import expand_url, is_url, open_binary
 from neardup.sources.parquet import read_parquet
 from neardup.sources.records import ArchiveFormat
 from neardup.sources.sniff import PrefixedStream, Sniffed, read_head, sniff
@@ -74,8 +75,21 @@ def _walk(folder: str, stats: SourceStats) -> Iterator[_Input]:
             yield _Input(path, explicit=False)
 
 
+def _expand_url(url: str, stats: SourceStats) -> Iterator[_Input]:
+    found, explicit = expand_url(url)
+    if not found:
+        stats.skip("no-match")
+        stats.error(f"{url}: no file matches this pattern" if explicit else
+                    f"{url}: holds no file")
+    for item in found:
+        yield _Input(item, explicit=explicit)
+
+
 def _expand(paths: Sequence[str], stats: SourceStats) -> Iterator[_Input]:
     for path in paths:
+        if is_url(path):
+            yield from _expand_url(path, stats)
+            continue
         if path == STDIN or os.path.lexists(path) or not _GLOB_MAGIC.search(path):
             found = [path]
         else:
@@ -100,7 +114,7 @@ def _read_path(item: _Input, ctx: ReadContext,
     blocks, file-level events being counted by the reader of phase 0 only."""
     counts_file = cursor is None or cursor.blocks.counts_file
     try:
-        with open(item.path, "rb") as raw:
+        with open_binary(item.path) as raw:
             head = read_head(raw)
     except OSError as err:
         if counts_file:

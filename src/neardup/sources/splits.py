@@ -13,7 +13,6 @@ original lies in an earlier file: read alone, its split cannot resolve it (it is
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -22,6 +21,7 @@ from neardup.document import Document
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
 from neardup.sources.fields import DEFAULT_FIELDS, RowFields
+from neardup.sources.location import open_binary, size_of
 from neardup.sources.reader import _damaged, _expand, _Input, _read_path, _unreadable
 from neardup.sources.sniff import Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
@@ -56,9 +56,9 @@ class InputSplit:
 def _shared(path: str, explicit: bool, shared_bytes: int) -> Sniffed | None:
     """The format of a large JSONL or Parquet file (which workers can share), else None."""
     try:
-        if os.path.getsize(path) < shared_bytes:
+        if size_of(path) < shared_bytes:
             return None
-        with open(path, "rb") as raw:
+        with open_binary(path) as raw:
             head = read_head(raw)
     except OSError:
         return None
