@@ -10,9 +10,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from neardup.cli.main import cli
+from neardup.sources import open_sources
 
 TEXTS = ["the quick brown fox jumps over the lazy dog and runs far into the hills " * 4,
          "a completely different page about parquet files row groups and their schemas " * 4]
@@ -158,9 +160,66 @@ def test_write_refuses_stdin_and_unknown_modes(tmp_path: Path) -> None:
     assert "'dropped': use kept, removed, annotated" in result.output
 
 
-def test_warc_inputs_are_refused_by_name(shared_data: Path, tmp_path: Path) -> None:
-    warc = next(p for p in sorted((shared_data / "warc").rglob("*.warc.gz")))
-    result = CliRunner().invoke(cli, ["dedup", str(warc), "--out", str(tmp_path / "o"),
-                                      "--workers", "1", "--quiet", "--write", "kept"])
-    assert result.exit_code == 1
-    assert f"{warc}: --write copies rows of Parquet, JSONL" in result.output
+def _kept_ids(out: Path, source: str, kept: bool) -> list[str]:
+    documents = pq.read_table(out / "documents.parquet").to_pylist()
+    clusters = pq.read_table(out / "clusters.parquet").to_pylist()
+    return [doc["id"] for doc, cluster in zip(documents, clusters, strict=True)
+            if doc["source"] == source and cluster["kept"] == kept]
+
+
+def _record_ids(path: Path) -> list[str]:
+    """The ids of the records of a WARC file but its warcinfo, read by FastWARC."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    with path.open("rb") as raw:
+        return [record.record_id.strip("<>") for record in ArchiveIterator(raw)
+                if record.record_type != WarcRecordType.warcinfo]
+
+
+def _warcs(shared_data: Path, folder: Path) -> list[Path]:
+    """Two gzipped WARC files (one record per member) and one plain WARC made from one, in one
+    folder."""
+    folder.mkdir()
+    warcs = []
+    for name in ("dupes-revisits.warc.gz", "iana-revisits.warc.gz"):
+        warcs.append(folder / name)
+        warcs[-1].write_bytes((shared_data / "warc" / name).read_bytes())
+    plain = folder / "iana-plain.warc"
+    plain.write_bytes(gzip.decompress(warcs[1].read_bytes()))
+    return [*warcs, plain]
+
+
+@pytest.mark.slow
+def test_warc_records_of_the_kept_documents_are_copied_whole(shared_data: Path,
+                                                              tmp_path: Path) -> None:
+    warcs = _warcs(shared_data, tmp_path / "in")
+    out = tmp_path / "out"
+    _dedup(*map(str, warcs), "--out", str(out), "--write", "kept,removed")
+    for warc in warcs:
+        for mode, kept in (("kept", True), ("removed", False)):
+            expected = _kept_ids(out, str(warc), kept)
+            written = out / mode / warc.name
+            if not expected:
+                assert not written.exists()
+                continue
+            assert _record_ids(written) == expected, (warc, mode)
+            if mode == "kept":  # the kept records read back as the same documents
+                assert [doc.id for doc in open_sources([str(written)])] == expected
+            head = written.read_bytes()
+            head = gzip.decompress(head)[:300] if warc.suffix == ".gz" else head[:300]
+            source = warc.read_bytes()
+            source = gzip.decompress(source)[:300] if warc.suffix == ".gz" else source[:300]
+            if b"WARC-Type: warcinfo" in source.split(b"\r\n\r\n")[0]:
+                assert head == source  # the warcinfo record comes first, as in the input
+
+
+def test_archives_that_cannot_be_cut_are_refused_by_name(shared_data: Path,
+                                                         tmp_path: Path) -> None:
+    for name, cause in (("archive-org-2008.arc.gz", "ARC inputs are not supported"),
+                        ("clueweb09-lf-only-headers.warc.gz", "several records share")):
+        path = shared_data / "warc" / name
+        result = CliRunner().invoke(cli, ["dedup", str(path), "--out", str(tmp_path / name),
+                                          "--workers", "1", "--quiet", "--write", "kept"])
+        assert result.exit_code == 1
+        assert str(path) in result.output
+        assert cause in result.output

@@ -152,7 +152,8 @@ def run_dedup(
               help="Also write the input rows of the kept documents, of the removed ones, or "
                    "all of them annotated with their cluster, into OUT/kept, OUT/removed, "
                    "OUT/annotated: same format and file names as the inputs (Parquet, JSONL, "
-                   "JSONL.gz). Repeat it or give a comma list.")
+                   "JSONL.gz; WARC records for kept and removed). Repeat it or give a comma "
+                   "list.")
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds files of no neardup run (they are "
                    "left alone; the run's tables are replaced).")

@@ -10,13 +10,14 @@ After a run, :func:`write_rows` reads its ``documents`` and ``clusters`` tables
   document, say one without text, gets nulls and the reason ``skipped``).
 
 Each input file gives one output file of the same name and format (Parquet, JSONL, JSONL.gz;
-an HTML or text file is copied whole for ``kept`` and ``removed``), placed as it was under the
-folder the inputs share. An input file of which no document was read gives no output file.
-WARC and ARC inputs are refused. Every file is written under a temporary name, synced and
-renamed, then recorded in ``OUT/<mode>/.neardup/`` with a digest of its input file and of the
-rows chosen: a re-run skips what is already complete, rewrites what changed, and removes the
-files it recorded earlier that this run no longer writes (files it did not write are never
-touched).
+for ``kept`` and ``removed`` also WARC, the chosen records copied byte for byte
+(:mod:`neardup.output.records`), and HTML or text files, copied whole), placed as it was under
+the folder the inputs share. An input file of which no document was read gives no output file,
+nor does a WARC, HTML or text file with nothing to copy. ARC inputs are refused. Every file is
+written under a temporary name, synced and renamed, then recorded in ``OUT/<mode>/.neardup/``
+with a digest of its input file and of the rows chosen: a re-run skips what is already
+complete, rewrites what changed, and removes the files it recorded earlier that this run no
+longer writes (files it did not write are never touched).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any, Final
 
 from neardup.engine.workdir import fsync_dir, write_atomic
 from neardup.errors import OutputError
+from neardup.output.records import write_warc_records
 from neardup.output.selection import FileRows, file_rows, sources
 from neardup.output.shards import copy_file, write_jsonl_rows, write_parquet_rows
 from neardup.sources.location import filesystem_of, is_url, open_binary, size_of
@@ -53,10 +55,10 @@ def _format(source: str) -> tuple[str, bool]:
     except OSError as err:
         raise OutputError(f"{source}: cannot read it again to write its rows "
                           f"({err.strerror or err})") from err
-    if found.fmt in ("warc", "arc"):
-        raise OutputError(f"{source}: --write copies rows of Parquet, JSONL and HTML or text "
-                          f"files; {found.fmt.upper()} inputs are not supported")
-    if found.fmt not in (*_ROWS_FORMATS, "html", "text"):
+    if found.fmt == "arc":
+        raise OutputError(f"{source}: --write copies rows of Parquet, JSONL, WARC and HTML or "
+                          "text files; ARC inputs are not supported")
+    if found.fmt not in (*_ROWS_FORMATS, "warc", "html", "text"):
         raise OutputError(f"{source}: a {found.fmt} file; --write cannot copy its rows")
     return found.fmt, found.gz
 
@@ -126,8 +128,10 @@ def _write_one(mode: str, rows: FileRows, fmt: str, gz: bool, target: Path) -> t
     if fmt == "jsonl":
         return write_jsonl_rows(rows.source, target, gz, rows, chosen)
     if chosen is None:
-        raise OutputError(f"{rows.source}: an {fmt} file has no rows to annotate; "
-                          "use --write kept or removed for loose files")
+        raise OutputError(f"{rows.source}: a {fmt.upper()} file has no rows to annotate; "
+                          "use --write kept or removed (the clusters table annotates it)")
+    if fmt == "warc":
+        return write_warc_records(rows.source, target, gz, chosen) if chosen.size else (0, 0)
     return copy_file(rows.source, target) if chosen.size else (0, 0)
 
 
