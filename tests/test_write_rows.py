@@ -123,7 +123,8 @@ def test_jsonl_gz_rows_are_copied_byte_for_byte(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     lines = _jsonl_gz(folder / "shard.jsonl.gz", rows)
     out = tmp_path / "out"
-    _dedup(str(tmp_path / "in"), "--out", str(out), "--write", "kept", "--write", "annotated")
+    _dedup(str(tmp_path / "in"), "--out", str(out), "--write", "kept", "--write", "annotated",
+           "--format", "jsonl")  # the run's tables as JSONL are read back too
     kept_ids = _expected_kept(rows)
     with gzip.open(out / "kept" / "shard.jsonl.gz", "rb") as kept:
         assert kept.read().splitlines(keepends=True) == [
