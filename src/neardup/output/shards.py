@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import importlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -198,10 +199,16 @@ def write_jsonl_rows(source: str, target: Path, gz: bool, rows: FileRows,
 
 def _sink(raw: BinaryIO, gz: bool) -> Any:
     """``raw`` itself, or a gzip stream over it (no file name or time in its header, so the same
-    rows give the same bytes)."""
-    if gz:
+    rows give the same bytes). ISA-L's deflate at its level 2 took a tenth of the CPU of
+    zlib's level 6 on the scale benchmark's JSONL (0.044 s against 0.48 s for 9.6 MB) for a file
+    9% larger."""
+    if not gz:
+        return contextlib.nullcontext(raw)
+    try:
+        igzip: Any = importlib.import_module("isal.igzip")
+    except ImportError:  # pragma: no cover - isal is a dependency
         return gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0)
-    return contextlib.nullcontext(raw)
+    return igzip.IGzipFile(filename="", fileobj=raw, mode="wb", compresslevel=2, mtime=0)
 
 
 def copy_file(source: str, target: Path) -> tuple[int, int]:
