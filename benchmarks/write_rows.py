@@ -24,11 +24,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from click.testing import CliRunner
-from common import environment, markdown_table, write_results
-from scale_corpus import corpus_parts, make_corpus
 
+from common import environment, markdown_table, write_results
 from neardup.cli.main import cli
 from neardup.output.dataset import write_rows
+from scale_corpus import corpus_parts, make_corpus
 
 WORK = Path(__file__).parent / "work" / "write_rows"
 RESULTS = Path(__file__).parent / "results" / "write_rows.json"
