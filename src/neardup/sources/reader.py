@@ -2,7 +2,9 @@
 
 Paths are read in the order given. A directory is walked recursively (entries sorted by name at
 each level, hidden entries skipped); a glob pattern expands to its sorted matches; ``-`` is
-stdin. A path that cannot be read is counted (``unreadable-file``) with an error line, and
+stdin; a URL (``memory://``, ``file://``, ``s3://``...) is read through fsspec, a folder or
+pattern of URLs expanding the same way (:mod:`neardup.sources.location`). A path that cannot
+be read is counted (``unreadable-file``) with an error line, and
 reading goes on.
 """
 
