@@ -21,13 +21,19 @@ EXPECTED = {
     "SimHash", "SimHashConfig", "SourceError", "SourceStats", "TextConfig", "canonical_text",
     "SketchConfig", "Sketcher", "estimate_containment", "estimate_resemblance",
     "estimate_jaccard", "dedup", "find_duplicates", "hamming_pairs", "lsh_pairs", "open_sources",
-    "simhash_from_hashes", "PairView", "compare_texts",
+    "simhash_from_hashes", "PairView", "compare_texts", "RowFields",
 }
 
 
 def test_public_names_are_pinned() -> None:
     assert set(neardup.__all__) == EXPECTED
     assert all(hasattr(neardup, name) for name in neardup.__all__)
+
+
+def test_dir_shows_the_public_names_and_dunders_only() -> None:
+    dunders = [name for name in vars(neardup) if name.startswith("__") and name.endswith("__")]
+    assert dir(neardup) == sorted({*neardup.__all__, *dunders})
+    assert not {"Any", "TYPE_CHECKING", "importlib"} & set(dir(neardup))
 
 
 def test_library_round_trip_from_the_readme() -> None:

@@ -276,8 +276,14 @@ def test_threshold_is_refused_where_it_would_be_ignored(crawl: Path, tmp_path: P
     assert summary["near"]["threshold"] == 1.0
 
 
-def test_dedup_help_is_grouped_and_every_option_described() -> None:
-    result = _run("dedup", "--help")
+def test_dedup_help_shows_the_common_options_and_help_all_every_one_grouped() -> None:
+    brief = _run("dedup", "--help")
+    assert brief.exit_code == 0
+    assert len(brief.output.splitlines()) <= 60
+    for option in ("--out", "--write", "--text-field", "--method", "--workers", "--help-all"):
+        assert f"  {option} " in brief.output
+    assert "--sketch-bits" not in brief.output
+    result = _run("dedup", "--help-all")
     assert result.exit_code == 0
     for heading in ("Input and output:", "Method:", "simhash:", "minhash, sketch and keyword:",
                     "sketch and supershingle:", "chunks, smfa and shingle-paragraphs:",
@@ -287,6 +293,7 @@ def test_dedup_help_is_grouped_and_every_option_described() -> None:
     for param in dedup_command.params:
         if isinstance(param, click.Option):
             assert param.help, f"{param.name} has no help"
+            assert param.hidden or param.opts[0] in result.output
 
 
 def test_top_level_help_loads_no_command(tmp_path: Path) -> None:

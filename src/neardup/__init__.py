@@ -6,10 +6,10 @@ command line's ``--help`` start without loading numpy, numba or pyarrow.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from neardup.analysis.pairview import PairView, compare_texts
     from neardup.config import (
         DedupConfig,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from neardup.index.segmented import HammingIndex
     from neardup.pipeline import DedupResult, find_duplicates
     from neardup.pipeline.library import dedup
-    from neardup.sources import SourceStats, open_sources
+    from neardup.sources import RowFields, SourceStats, open_sources
     from neardup.store import Store, StoreMatch, open_store
     from neardup.text.canonical import canonical_text
 
@@ -52,7 +52,7 @@ _HOMES = {
     "neardup.index.segmented": ("HammingIndex",),
     "neardup.pipeline": ("DedupResult", "find_duplicates"),
     "neardup.pipeline.library": ("dedup",),
-    "neardup.sources": ("SourceStats", "open_sources"),
+    "neardup.sources": ("RowFields", "SourceStats", "open_sources"),
     "neardup.store": ("Store", "StoreMatch", "open_store"),
     "neardup.text.canonical": ("canonical_text",),
 }
@@ -72,6 +72,7 @@ __all__ = [
     "NeardupError",
     "OutputError",
     "PairView",
+    "RowFields",
     "ShingleConfig",
     "SimHash",
     "SimHashConfig",
@@ -98,13 +99,15 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name not in _HOME:
         raise AttributeError(f"module 'neardup' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME[name]), name)
+    value = getattr(_importlib.import_module(_HOME[name]), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names and the module's dunders (the helpers of this file stay out)."""
+    dunders = {name for name in globals() if name.startswith("__") and name.endswith("__")}
+    return sorted(dunders | set(__all__))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import glob
+import inspect
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import click
 
 from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.field_options import FIELD_OPTIONS, field_options, row_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record_preset
@@ -29,16 +32,18 @@ from neardup.methods.registry import method_names
 from neardup.methods.workers import default_workers
 from neardup.output import OUTPUT_FORMATS
 from neardup.output.folder import WORK_DIR, claim_output
+from neardup.sources import DEFAULT_FIELDS, RowFields
+from neardup.sources.location import is_url
 
-__all__ = ["SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command", "render_summary",
-           "run_dedup"]
+__all__ = ["ESSENTIALS", "SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command",
+           "render_summary", "run_dedup"]
 
 class NoDocumentsError(NeardupError):
     """A run read no document; the message says what was found instead."""
 
 
 SECTIONS = {
-    "Input and output": ("out", "fmt", "force", "media", "links"),
+    "Input and output": ("out", "write", "fmt", "force", "media", "links", *FIELD_OPTIONS),
     "Text": ("extract", "main_content", "thai_words", "templates", "template_min_pages",
              "template_share"),
     "Method": ("preset", "method", "keep", "min_resemblance", "shingle_width"),
@@ -51,10 +56,29 @@ SECTIONS = {
                                             "hashes", "pilot", "segments", "level",
                                             "min_chars", "iterations", "write_relations"),
     "Running": ("workers", "work", "memory_limit", "partition_docs", "against", "quiet",
-                "help"),
+                "help_all", "help"),
     "Engine": ("engine", "spark_master", "partitions"),
 }
-"""The headings of ``neardup dedup --help``."""
+"""The headings of ``neardup dedup --help-all``."""
+
+ESSENTIALS = {
+    "out": "Folder of the tables (documents, pairs, clusters) and summary.json.",
+    "write": "Also write the input rows that are kept, removed, or all annotated "
+             "(kept,removed,annotated), in the input's format and file names.",
+    "text_field": "Column of JSONL or Parquet rows holding the text [default: text].",
+    "id_field": "Column holding the document id [default: id].",
+    "method": "Near-duplicate method run after the exact levels [default: minhash].",
+    "threshold": "minhash, sketch, keyword: how similar a pair must be [default: 0.8 for "
+                 "minhash].",
+    "keep": "Which member of a cluster survives: first, longest, earliest, shortest-url.",
+    "preset": "A paper's settings by name (see --help-all).",
+    "fmt": "Format of the tables: parquet (default) or jsonl.",
+    "workers": "Worker processes [default: one per core].",
+    "memory_limit": "Memory the run may use, e.g. 2G (default), 512M.",
+    "work": "Work directory: the same command resumes a killed run [default: OUT/.neardup-work].",
+    "quiet": "No progress display and no report.",
+}
+"""The options ``neardup dedup --help`` shows, with a one-line text each."""
 
 class MethodChoice(click.Choice[str]):
     """``--method``: the registry's methods, read when the option is used or shown (so a method
@@ -85,10 +109,10 @@ def _check_threshold(method: str, threshold: float | None) -> None:
 
 
 def _check_inputs(inputs: tuple[str, ...], *, uris: bool = False) -> None:
-    """A missing local path is an error; with ``uris`` (the Spark engine), URIs are left to
-    Spark to resolve."""
+    """A missing local path is an error; URLs are read through fsspec (a missing one is counted
+    as an unreadable file), and with ``uris`` (the Spark engine) URIs are left to Spark."""
     for path in inputs:
-        if uris and re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", path):
+        if is_url(path) or (uris and re.match(r"[A-Za-z][A-Za-z0-9+.-]+:/", path)):
             continue
         if path != "-" and not glob.has_magic(path) and not Path(path).exists():
             raise SourceError(path, "no such file or directory")
@@ -115,11 +139,18 @@ def run_dedup(
     return DedupResult.read(out), summary
 
 
-@click.command("dedup", cls=GroupedCommand, sections=SECTIONS)
+@click.command("dedup", cls=GroupedCommand, sections=SECTIONS, essentials=ESSENTIALS)
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Folder for documents, pairs, clusters and summary.json; a previous run's "
                    "tables there are all replaced, a folder holding other files is refused.")
+@click.option("--write", "write", multiple=True, metavar="kept|removed|annotated",
+              callback=lambda _ctx, _param, value: _parse_write(value),
+              help="Also write the input rows of the kept documents, of the removed ones, or "
+                   "all of them annotated with their cluster, into OUT/kept, OUT/removed, "
+                   "OUT/annotated: same format and file names as the inputs (Parquet, JSONL, "
+                   "JSONL.gz; WARC records for kept and removed). Repeat it or give a comma "
+                   "list.")
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds files of no neardup run (they are "
                    "left alone; the run's tables are replaced).")
@@ -215,9 +246,11 @@ def run_dedup(
 @click.option("--partitions", type=click.IntRange(1, None), default=None,
               help="--engine spark: shuffle partitions of the Spark stages [default: twice "
                    "Spark's default parallelism].")
+@field_options
 @PRESET_OPTION
 @chunk_options
-def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, fmt: str,
+def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], force: bool,
+                  media: str, fmt: str,
                   workers: int, quiet: bool, work: Path | None, memory_limit: str,
                   partition_docs: int, against: Path | None, engine: str, spark_master: str,
                   partitions: int | None, **options: Any) -> None:
@@ -230,7 +263,12 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
     from neardup.engine import EngineOptions, run_engine
 
     _check_inputs(inputs, uris=engine == "spark")
+    if write and "-" in inputs:
+        raise click.UsageError("--write copies rows from the input files: name the files "
+                               "instead of - (stdin)")
     _check_threshold(options["method"], options["threshold"])
+    fields = row_fields(**{name: options.pop(name) for name in FIELD_OPTIONS})
+    reading = _engine_fields(fields, engine)
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit
     name = options.pop("preset")
@@ -249,7 +287,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
             else:
                 summary = run_engine(list(inputs), out, config, running,
                                      media=media,  # type: ignore[arg-type]
-                                     fmt=fmt, progress=progress, against=against)
+                                     fmt=fmt, progress=progress, against=against, **reading)
     except KeyboardInterrupt:
         exit_interrupted(f"no table written to {out}; the finished steps stay in "
                          f"{running.work}, and the same command resumes from them")
@@ -259,8 +297,26 @@ def dedup_command(inputs: tuple[str, ...], out: Path, force: bool, media: str, f
         from neardup.presets import preset
 
         summary = record_preset(out, summary, preset(name))
+    summary = _write_dataset(out, write, summary)
     if not quiet:
         click.echo(render_summary(summary, out))
+
+
+def _engine_fields(fields: RowFields, engine: str) -> dict[str, Any]:
+    """The keyword that gives the engine other column names (none for the default names)."""
+    if fields == DEFAULT_FIELDS:
+        return {}
+    if engine == "spark":
+        raise click.UsageError("--engine spark reads the columns text, html, id and url: "
+                               "--text-field, --html-field, --id-field and --url-field go "
+                               "with --engine local")
+    from neardup.engine import run_engine
+
+    if "fields" not in inspect.signature(run_engine).parameters:
+        raise click.UsageError("this build's batch engine reads the columns text, html, id and "
+                               "url only: --text-field, --html-field, --id-field and "
+                               "--url-field work with neardup index and query")
+    return {"fields": fields}
 
 
 def _run_spark(inputs: list[str], out: Path, config: DedupConfig, running: Any, master: str,
@@ -270,6 +326,32 @@ def _run_spark(inputs: list[str], out: Path, config: DedupConfig, running: Any, 
 
     summary: dict[str, Any] = run_spark(inputs, out, config, running,
                                         SparkOptions(master, partitions), **keywords)
+    return summary
+
+
+def _parse_write(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--write kept --write removed`` or ``--write kept,removed``, each mode once."""
+    from neardup.output.dataset import WRITE_MODES
+
+    modes = [mode.strip() for value in values for mode in value.split(",") if mode.strip()]
+    for mode in modes:
+        if mode not in WRITE_MODES:
+            raise click.BadParameter(f"{mode!r}: use {', '.join(WRITE_MODES)} (or a comma "
+                                     "list of them)")
+    return tuple(dict.fromkeys(modes))
+
+
+def _write_dataset(out: Path, modes: tuple[str, ...], summary: dict[str, Any]) -> dict[str, Any]:
+    """The rows of ``--write`` (a run without it removes the files an earlier one wrote); the
+    counts go into summary.json."""
+    from neardup.engine.workdir import write_atomic
+    from neardup.output.dataset import write_rows
+
+    written = write_rows(out, modes)
+    if not written:
+        return summary
+    summary = summary | {"written": written}
+    write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
 
 

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
+from neardup.cli.field_options import field_options, row_fields
 from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.plan import count_option
 from neardup.cli.preset_option import PRESET_OPTION, preset_store_config
@@ -23,7 +24,8 @@ from neardup.engine.query import SparkOptions, batch_query, write_matches
 from neardup.errors import OutputError, SourceError
 from neardup.index.planner import plan
 from neardup.methods.workers import default_workers
-from neardup.sources import open_sources
+from neardup.sources import RowFields, open_sources
+from neardup.sources.location import is_url
 from neardup.store import Store, StoreMatch, open_store
 from neardup.store.urls import sightings as store_sightings
 from neardup.store.urls import similar_to_url, url_cluster
@@ -87,6 +89,7 @@ def _design(k: int, expected: int, tables: int | None,
               show_default=True, help="Which responses become documents (as for dedup).")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
               help="Worker processes [default: 0 = one per core].")
+@field_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @PRESET_OPTION
 def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
@@ -95,7 +98,8 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                   keep_shingles: bool | None, main_content: bool | None, extract: str | None,
                   media: str, workers: int, as_json: bool, preset: str | None,
                   sketch_clusters: float | None, templates: bool | None,
-                  template_share: float | None, template_min_pages: int | None) -> None:
+                  template_share: float | None, template_min_pages: int | None,
+                  **names: str) -> None:
     """Add the documents of INPUTS to the store (created if absent; append only). A new
     store's --extract [default: full] is fixed with it."""
     template = _template_config(templates, template_share, template_min_pages)
@@ -115,9 +119,10 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
         if template is not None:
             config = dataclasses.replace(config, templates=template)
     for path in inputs:
-        if path != "-" and not Path(path).exists() and "*" not in path:
+        if path != "-" and not is_url(path) and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
-    reader = open_sources(list(inputs), media=media)  # type: ignore[arg-type]
+    reader = open_sources(list(inputs), media=media,  # type: ignore[arg-type]
+                          fields=row_fields(**names))
     before: list[int] = []
     try:
         with open_store(store_dir, config) as store:
@@ -180,13 +185,13 @@ def _interrupted_index(store_dir: Path, before: list[int]) -> NoReturn:
                      "added)")
 
 
-def _query_document(path: str | None, text: str | None) -> Document:
+def _query_document(path: str | None, text: str | None, fields: RowFields) -> Document:
     if text is not None:
         return Document(id="query", raw=text.encode("utf-8"), kind="text")
     assert path is not None
-    if path != "-" and not Path(path).exists():
+    if path != "-" and not is_url(path) and not Path(path).exists():
         raise SourceError(path, "no such file or directory")
-    docs = list(open_sources([path], media="any"))
+    docs = list(open_sources([path], media="any", fields=fields))
     if not docs:
         raise SourceError(path, "holds no document to query with")
     return docs[0]
@@ -236,12 +241,13 @@ def _query_document(path: str | None, text: str | None) -> Document:
 @click.option("--extract", type=click.Choice(EXTRACTORS), default=None,
               help="Check that the store extracts text this way (a query page is always "
                    "extracted as the store's pages were) [default: the store's].")
+@field_options
 def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url: str | None,
                   k: int | None, resemblance: float | None, containment: float | None,
                   explain: bool, as_json: bool, extract: str | None, cluster: bool,
                   no_templates: bool, host_templates: bool,
                   batch: bool, engine: str, spark_master: str, partitions: int | None,
-                  out: Path | None, workers: int, media: str) -> None:
+                  out: Path | None, workers: int, media: str, **names: str) -> None:
     """The stored near-duplicates of FILE (its first document), of --text, or of --url; with
     --batch, of every document of FILES.
 
@@ -256,7 +262,8 @@ def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url
             raise click.UsageError("--batch takes input FILES... (no --text, --url, sketch "
                                    "search, --cluster or --explain)")
         spark = SparkOptions(spark_master, partitions)
-        _batch(files, store_dir, k, engine, spark, out, workers, media, as_json)
+        _batch(files, store_dir, k, engine, spark, out, workers, media, as_json,
+               row_fields(**names))
         return
     if engine != "local" or out is not None:
         raise click.UsageError("--engine and --out go with --batch")
@@ -283,24 +290,26 @@ def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url
             matches = _by_url(store_dir, url, lambda: similar_to_url(
                 store, url, resemblance or 0.0, containment or 0.0, explain, content)[1])
         elif sketch_search:
-            matches = store.similar(_query_document(file, text), resemblance=resemblance or 0.0,
+            matches = store.similar(_query_document(file, text, row_fields(**names)),
+                                    resemblance=resemblance or 0.0,
                                     containment=containment or 0.0, explain=explain,
                                     templates=content)
         elif url is not None:
             matches = _by_url(store_dir, url, lambda: store.query_url(url, k, content)[1])
         else:
-            matches = store.query(_query_document(file, text), k, explain=explain,
+            matches = store.query(_query_document(file, text, row_fields(**names)), k,
+                                  explain=explain,
                                   templates=content)
         _render(store, matches, as_json, explain)
 
 
 def _batch(files: tuple[str, ...], store_dir: Path, k: int | None, engine: str,
            spark: SparkOptions, out: Path | None, workers: int, media: str,
-           as_json: bool) -> None:
+           as_json: bool, fields: RowFields) -> None:
     for path in files:
-        if path != "-" and not Path(path).exists() and "*" not in path:
+        if path != "-" and not is_url(path) and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
-    reader = open_sources(list(files), media=media)  # type: ignore[arg-type]
+    reader = open_sources(list(files), media=media, fields=fields)  # type: ignore[arg-type]
     with open_store(store_dir, read_only=True) as store:
         report = batch_query(store, reader, k=k, engine=engine,  # type: ignore[arg-type]
                              spark=spark, workers=workers or default_workers())

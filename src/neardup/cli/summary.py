@@ -96,8 +96,21 @@ def render_summary(summary: dict[str, Any], out: Path) -> str:
     lines.append(f"clusters: {summary['clusters']:,} holding "
                  f"{count(summary['documents_in_clusters'], 'document')}; duplicates: "
                  f"{summary['duplicates']:,}; kept: {summary['kept']:,}")
+    for mode, written in summary.get("written", {}).items():
+        lines.append(_written_line(mode, written))
     lines.append(f"time: {summary['seconds']['total']:.2f} s; outputs in {out}")
     return "\n".join(lines)
+
+
+def _written_line(mode: str, written: dict[str, Any]) -> str:
+    """What ``--write`` wrote for one mode."""
+    line = (f"{mode}: {count(written['rows'], 'row')} in "
+            f"{count(written['files_written'], 'file')} written to {written['folder']}")
+    if written["files_reused"]:
+        line += f" ({written['files_reused']:,} more complete from an earlier run)"
+    if written["left_out"]:
+        line += f"; {count(written['left_out'], 'line')} not a JSON object, left out"
+    return line
 
 
 def _against_line(against: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ def extract_options(function: F) -> F:
         "--extract", type=click.Choice(EXTRACTORS), default=None,
         help="HTML to text: full (resiliparse, every visible word), main (resiliparse's main "
              "content, fast) or trafilatura (article text, the quality extra; slower, closest "
-             "to the article in the README's measurements) [default: full].")(function)
+             "to the article in the measurements of docs/templates.md) [default: full].")(function)
 
 
 def text_config(extract: str | None, main_content: bool | None, *,

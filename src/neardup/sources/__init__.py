@@ -14,7 +14,9 @@ file never stops the pass.
 from __future__ import annotations
 
 from neardup.sources.context import DEFAULT_MAX_BYTES
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.reader import SourceReader, open_sources
 from neardup.sources.stats import SKIP_REASONS, SourceStats
 
-__all__ = ["DEFAULT_MAX_BYTES", "SKIP_REASONS", "SourceReader", "SourceStats", "open_sources"]
+__all__ = ["DEFAULT_FIELDS", "DEFAULT_MAX_BYTES", "SKIP_REASONS", "RowFields", "SourceReader",
+           "SourceStats", "open_sources"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from neardup.document import ContentKind, Document
-from neardup.sources.fields import host_of
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields, host_of
 from neardup.sources.revisits import RevisitIndex
 from neardup.sources.stats import SourceStats
 
@@ -21,7 +21,8 @@ MEDIA: tuple[Media, ...] = ("html", "text", "any")
 
 @dataclass(slots=True)
 class ReadContext:
-    """Options and running state of a pass: stats, revisit index, payload cap, sweep label."""
+    """Options and running state of a pass: stats, revisit index, payload cap, sweep label, and
+    the columns rows hold their fields in."""
 
     stats: SourceStats
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -29,6 +30,7 @@ class ReadContext:
     warc_engine: WarcEngine = "fastwarc"
     media: Media = "html"
     revisits: RevisitIndex = field(default_factory=RevisitIndex)
+    fields: RowFields = DEFAULT_FIELDS
 
     def cap(self, raw: bytes) -> bytes:
         """Cut ``raw`` to ``max_bytes``, counting the cut."""

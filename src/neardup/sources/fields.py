@@ -1,15 +1,21 @@
-"""Normalising the fields every source fills: URL, host, date, record id."""
+"""The fields every source fills: which row columns hold them (:class:`RowFields`), and
+normalising URL, host, date and record id."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Final
 from urllib.parse import urlsplit
 
+from neardup.errors import ConfigError
+
 __all__ = [
+    "DEFAULT_FIELDS",
     "WEB_SCHEMES",
+    "RowFields",
     "clean_record_id",
     "clean_url",
     "host_of",
@@ -18,6 +24,37 @@ __all__ = [
 ]
 
 WEB_SCHEMES: Final = frozenset({"http", "https", "ftp", "file"})
+
+
+
+@dataclass(frozen=True, slots=True)
+class RowFields:
+    """The columns of a JSONL line or Parquet row that hold a document's text, HTML, id and URL
+    (the other columns keep their names: ``date``, ``fetched``, ``sweep``)."""
+
+    text: str = "text"
+    html: str = "html"
+    id: str = "id"
+    url: str = "url"
+
+    def __post_init__(self) -> None:
+        names = {"text": self.text, "html": self.html, "id": self.id, "url": self.url}
+        for role, name in names.items():
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"the {role} field must be a non-empty column name, "
+                                  f"got {name!r}")
+        if len(set(names.values())) < len(names):
+            raise ConfigError(f"one column cannot hold two fields: {names}")
+
+    @property
+    def tag(self) -> str:
+        """A short stable description (empty for the default names)."""
+        if self == DEFAULT_FIELDS:
+            return ""
+        return ",".join(f"{role}={getattr(self, role)}" for role in ("text", "html", "id", "url"))
+
+
+DEFAULT_FIELDS: Final = RowFields()
 
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
 _DIGITS = re.compile(r"\d{8,}")

@@ -15,6 +15,7 @@ from typing import BinaryIO, Final
 
 from neardup.document import ContentKind, Document
 from neardup.sources.context import ReadContext
+from neardup.sources.location import open_binary
 
 __all__ = ["read_file", "read_stream"]
 
@@ -25,7 +26,7 @@ def read_file(
     path: str, source: str, gz: bool, kind: ContentKind, ctx: ReadContext
 ) -> Iterator[Document]:
     """The document in one file (``source`` is the path as found)."""
-    with open(path, "rb") as raw:
+    with open_binary(path) as raw:
         yield from read_stream(raw, source, gz, kind, ctx)
 
 

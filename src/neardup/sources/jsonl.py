@@ -21,6 +21,7 @@ from neardup.document import Document
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
 from neardup.sources.gunzip import GZIP_ERRORS, gunzip
+from neardup.sources.location import open_binary
 from neardup.sources.rows import row_to_document
 
 __all__ = ["line_cap", "read_jsonl", "read_jsonl_stream", "read_lines"]
@@ -45,7 +46,7 @@ def _bounded_lines(stream: BinaryIO | io.BufferedReader, cap: int) -> Iterator[b
 def read_jsonl(path: str, source: str, gz: bool, ctx: ReadContext,
                cursor: BlockCursor | None = None) -> Iterator[Document]:
     """Documents from a JSONL file (``source`` is the path as the user gave it)."""
-    with open(path, "rb") as raw:
+    with open_binary(path) as raw:
         yield from read_jsonl_stream(raw, source, gz, ctx, cursor)
 
 

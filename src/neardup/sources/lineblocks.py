@@ -21,6 +21,7 @@ from neardup.document import Document
 from neardup.sources.context import ReadContext
 from neardup.sources.gunzip import GZIP_ERRORS, gunzip
 from neardup.sources.jsonl import read_lines
+from neardup.sources.location import open_binary
 
 __all__ = ["LineBlock", "deal_lines", "read_line_block"]
 
@@ -55,7 +56,7 @@ def deal_lines(path: str, gz: bool, size: int) -> Iterator[LineBlock]:
     stream is read in large pieces and cut at the newline that ends each block (no object per
     line: about half the CPU of reading line by line)."""
     index, pieces, lines = 0, list[memoryview](), 0
-    with open(path, "rb") as raw:
+    with open_binary(path) as raw:
         stream = gunzip(raw) if gz else raw
         try:
             while chunk := stream.read1(_CHUNK):

@@ -17,6 +17,7 @@ from typing import Any, Final
 from neardup.document import Document
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import ReadContext
+from neardup.sources.location import filesystem_of, is_url
 from neardup.sources.rows import row_to_document
 
 __all__ = ["BATCH_ROWS", "read_parquet"]
@@ -46,6 +47,9 @@ def _open(path: str, source: str, ctx: ReadContext) -> Any | None:
     import pyarrow.parquet as pq
 
     try:
+        if is_url(path):
+            filesystem, inner = filesystem_of(path)
+            return pq.ParquetFile(inner, filesystem=filesystem)
         return pq.ParquetFile(path)
     except (OSError, ValueError, pa.ArrowException) as err:
         ctx.stats.skip("unreadable-file")

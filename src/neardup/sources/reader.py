@@ -2,7 +2,9 @@
 
 Paths are read in the order given. A directory is walked recursively (entries sorted by name at
 each level, hidden entries skipped); a glob pattern expands to its sorted matches; ``-`` is
-stdin. A path that cannot be read is counted (``unreadable-file``) with an error line, and
+stdin; a URL (``memory://``, ``file://``, ``s3://``...) is read through fsspec, a folder or
+pattern of URLs expanding the same way (:mod:`neardup.sources.location`). A path that cannot
+be read is counted (``unreadable-file``) with an error line, and
 reading goes on.
 """
 
@@ -22,8 +24,10 @@ from neardup.document import ContentKind, Document
 from neardup.errors import ConfigError
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import DEFAULT_MAX_BYTES, MEDIA, Media, ReadContext, WarcEngine
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.files import read_file, read_stream
 from neardup.sources.jsonl import read_jsonl, read_jsonl_stream
+from neardup.sources.location import expand_url, is_url, open_binary
 from neardup.sources.parquet import read_parquet
 from neardup.sources.records import ArchiveFormat
 from neardup.sources.sniff import PrefixedStream, Sniffed, read_head, sniff
@@ -73,8 +77,21 @@ def _walk(folder: str, stats: SourceStats) -> Iterator[_Input]:
             yield _Input(path, explicit=False)
 
 
+def _expand_url(url: str, stats: SourceStats) -> Iterator[_Input]:
+    found, explicit = expand_url(url)
+    if not found:
+        stats.skip("no-match")
+        stats.error(f"{url}: no file matches this pattern" if explicit else
+                    f"{url}: holds no file")
+    for item in found:
+        yield _Input(item, explicit=explicit)
+
+
 def _expand(paths: Sequence[str], stats: SourceStats) -> Iterator[_Input]:
     for path in paths:
+        if is_url(path):
+            yield from _expand_url(path, stats)
+            continue
         if path == STDIN or os.path.lexists(path) or not _GLOB_MAGIC.search(path):
             found = [path]
         else:
@@ -99,7 +116,7 @@ def _read_path(item: _Input, ctx: ReadContext,
     blocks, file-level events being counted by the reader of phase 0 only."""
     counts_file = cursor is None or cursor.blocks.counts_file
     try:
-        with open(item.path, "rb") as raw:
+        with open_binary(item.path) as raw:
             head = read_head(raw)
     except OSError as err:
         if counts_file:
@@ -188,6 +205,7 @@ class SourceReader:
         max_bytes: int = DEFAULT_MAX_BYTES,
         warc_engine: WarcEngine = "fastwarc",
         media: Media = "html",
+        fields: RowFields = DEFAULT_FIELDS,
     ) -> None:
         if max_bytes < 1:
             raise ConfigError(f"max_bytes must be at least 1, got {max_bytes}")
@@ -196,6 +214,7 @@ class SourceReader:
         if media not in MEDIA:
             raise ConfigError(f"media must be one of {', '.join(MEDIA)}, got {media!r}")
         self.media: Media = media
+        self.fields = fields
         self.paths = list(paths)
         self.sweep = sweep
         self.max_bytes = max_bytes
@@ -206,7 +225,8 @@ class SourceReader:
     def __iter__(self) -> Iterator[Document]:
         self.close()
         self.stats.reset()
-        ctx = ReadContext(self.stats, self.max_bytes, self.sweep, self.warc_engine, self.media)
+        ctx = ReadContext(self.stats, self.max_bytes, self.sweep, self.warc_engine, self.media,
+                          fields=self.fields)
         self._active = _read_all(self.paths, ctx)
         return self._active
 
@@ -235,6 +255,7 @@ def open_sources(
     max_bytes: int = DEFAULT_MAX_BYTES,
     warc_engine: WarcEngine = "fastwarc",
     media: Media = "html",
+    fields: RowFields = DEFAULT_FIELDS,
 ) -> SourceReader:
     """Read documents from files, directories, glob patterns and ``-`` (stdin).
 
@@ -244,7 +265,8 @@ def open_sources(
     ``media`` says which responses become documents: ``html`` (HTML and plain text, the default),
     ``text`` (also every other textual type: CSS, JavaScript, XML, SVG, JSON...), or ``any``
     (every payload; non-textual ones as kind ``binary``, which only the identical level compares).
-    Nothing is read until the reader is iterated.
+    ``fields`` names the JSONL and Parquet columns that hold the text, HTML, id and URL
+    (``RowFields(text="content")``). Nothing is read until the reader is iterated.
     """
     return SourceReader(paths, sweep=sweep, max_bytes=max_bytes, warc_engine=warc_engine,
-                        media=media)
+                        media=media, fields=fields)

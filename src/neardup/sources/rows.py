@@ -1,5 +1,8 @@
 """The column conventions JSONL lines and Parquet rows share.
 
+The columns named here are the defaults; :class:`~neardup.sources.fields.RowFields` (the
+``--text-field``, ``--html-field``, ``--id-field`` and ``--url-field`` options) renames them.
+
 - ``text`` (a string) gives a ``text`` document; else ``html`` (string or bytes) an ``html`` one;
   neither: skipped as ``missing-text``.
 - ``id`` (string or integer) is the document id; without it, ``<path>:<line>`` (JSONL, 1-based
@@ -13,25 +16,33 @@ Strings are stored UTF-8 encoded (``charset='utf-8'``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Final
 
 from neardup.document import ContentKind, Document
 from neardup.sources.context import ReadContext
-from neardup.sources.fields import clean_url, normalize_date
+from neardup.sources.fields import RowFields, clean_url, normalize_date
 
 __all__ = ["KNOWN_FIELDS", "row_to_document"]
 
 KNOWN_FIELDS: Final = frozenset({"id", "url", "text", "html", "date", "fetched", "sweep"})
+"""The columns a row's fields come from, with the default names."""
 _MAX_EXTRA: Final = 1024
 
 
-def _content(row: Mapping[str, object]) -> tuple[bytes, ContentKind, str | None] | None:
-    text = row.get("text")
+@functools.lru_cache(maxsize=16)
+def _known(fields: RowFields) -> frozenset[str]:
+    return frozenset({fields.id, fields.url, fields.text, fields.html, "date", "fetched", "sweep"})
+
+
+def _content(row: Mapping[str, object],
+             fields: RowFields) -> tuple[bytes, ContentKind, str | None] | None:
+    text = row.get(fields.text)
     if isinstance(text, str):
         return text.encode("utf-8", "replace"), "text", "utf-8"
-    html = row.get("html")
+    html = row.get(fields.html)
     if isinstance(html, str):
         return html.encode("utf-8", "replace"), "html", "utf-8"
     if isinstance(html, bytes):
@@ -57,10 +68,10 @@ def _when(value: object) -> str | None:
     return None
 
 
-def _extra(row: Mapping[str, object]) -> dict[str, str]:
+def _extra(row: Mapping[str, object], known: frozenset[str]) -> dict[str, str]:
     extra: dict[str, str] = {}
     for key, value in row.items():
-        text = None if key in KNOWN_FIELDS else _scalar(value)
+        text = None if key in known else _scalar(value)
         if text is not None and len(text) <= _MAX_EXTRA:
             extra[str(key)] = text
     return extra
@@ -77,7 +88,7 @@ def row_to_document(
     row: Mapping[str, object], *, source: str, offset: int, default_id: str, ctx: ReadContext
 ) -> Document | None:
     """The Document for one JSONL line or Parquet row, or None (the reason is counted)."""
-    found = _content(row)
+    found = _content(row, ctx.fields)
     if found is None:
         ctx.stats.skip("missing-text")
         return None
@@ -85,11 +96,11 @@ def row_to_document(
     if not raw:
         ctx.stats.skip("empty-payload")
         return None
-    url_value = row.get("url")
+    url_value = row.get(ctx.fields.url)
     sweep = row.get("sweep")
     fetched = row.get("fetched")
     return ctx.document(
-        _scalar(row.get("id")) or default_id,
+        _scalar(row.get(ctx.fields.id)) or default_id,
         _cap_utf8(raw, ctx, charset),
         kind,
         url=clean_url(url_value) if isinstance(url_value, str) else None,
@@ -98,5 +109,5 @@ def row_to_document(
         fetched=_when(fetched if fetched is not None else row.get("date")),
         charset=charset,
         sweep=sweep if isinstance(sweep, str) else None,
-        extra=_extra(row),
+        extra=_extra(row, _known(ctx.fields)),
     )

@@ -13,7 +13,6 @@ original lies in an earlier file: read alone, its split cannot resolve it (it is
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -21,6 +20,8 @@ from typing import Final
 from neardup.document import Document
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
+from neardup.sources.location import open_binary, size_of
 from neardup.sources.reader import _damaged, _expand, _Input, _read_path, _unreadable
 from neardup.sources.sniff import Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
@@ -55,9 +56,9 @@ class InputSplit:
 def _shared(path: str, explicit: bool, shared_bytes: int) -> Sniffed | None:
     """The format of a large JSONL or Parquet file (which workers can share), else None."""
     try:
-        if os.path.getsize(path) < shared_bytes:
+        if size_of(path) < shared_bytes:
             return None
-        with open(path, "rb") as raw:
+        with open_binary(path) as raw:
             head = read_head(raw)
     except OSError:
         return None
@@ -86,9 +87,11 @@ def input_splits(paths: Sequence[str], stats: SourceStats, *, block_size: int = 
 
 
 def read_split(split: InputSplit, cursor: BlockCursor, *, media: Media = "html",
-               max_bytes: int = DEFAULT_MAX_BYTES, sweep: str | None = None) -> Iterator[Document]:
-    """The documents of one split's blocks, counting into ``cursor.stats``."""
-    ctx = ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media)
+               max_bytes: int = DEFAULT_MAX_BYTES, sweep: str | None = None,
+               fields: RowFields = DEFAULT_FIELDS) -> Iterator[Document]:
+    """The documents of one split's blocks, counting into ``cursor.stats`` (``fields``: the
+    columns of JSONL and Parquet rows, as for :func:`~neardup.sources.open_sources`)."""
+    ctx = ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media, fields=fields)
     try:
         yield from _read_path(_Input(split.path, split.explicit), ctx, cursor)
     except OSError as err:

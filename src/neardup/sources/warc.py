@@ -30,6 +30,7 @@ from neardup.document import Document
 from neardup.sources.capture import CAPTURE_TYPES, Capture, to_document
 from neardup.sources.context import ReadContext
 from neardup.sources.http import HttpHead
+from neardup.sources.location import open_binary
 from neardup.sources.records import ArchiveFormat, ArchiveRecords
 from neardup.sources.sniff import read_head, sniff
 from neardup.sources.stream import ByteStream
@@ -90,7 +91,7 @@ def _read_python(
     start: int = 0,
     skip_first: int = 0,
 ) -> Iterator[Document]:
-    with open(path, "rb") as raw:
+    with open_binary(path) as raw:
         raw.seek(start)
         records = ArchiveRecords(ByteStream(raw, gz=gz, base=start), fmt, source, ctx, skip_first)
         for capture in records:
@@ -137,7 +138,7 @@ class _Progress:
 
 def _read_fast(path: str, source: str, gz: bool, ctx: ReadContext) -> Iterator[Document]:
     progress = _Progress()
-    with open(path, "rb") as raw, open(path, "rb") as probe:
+    with open_binary(path) as raw, open_binary(path) as probe:
         offsets = _MemberOffsets(probe if gz else None)
         records = ArchiveIterator(raw, parse_http=False, record_types=WarcRecordType.any_type)
         try:
@@ -166,7 +167,7 @@ def _resume_point(path: str, progress: _Progress) -> tuple[int, int]:
 
 
 def _record_starts_at(path: str, offset: int) -> bool:
-    with open(path, "rb") as raw:
+    with open_binary(path) as raw:
         raw.seek(offset)
         head = read_head(raw, 4096)
     return sniff(head, "", explicit=False).fmt == "warc"

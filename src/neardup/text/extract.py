@@ -2,7 +2,7 @@
 
 ``full`` and ``main`` are resiliparse's (:mod:`neardup.text.html`): the whole visible text, or
 its main-content mode. ``trafilatura`` is Barbaresi's extractor (the ``quality`` extra): slower,
-and in the measurements of the README closer to the article text, sidebars and related-story
+and in the measurements of docs/templates.md closer to the article text, sidebars and related-story
 lists left out. When trafilatura finds no main text in a page (it returns nothing), the page gets
 resiliparse's main content instead, so that a page never loses its text to the extractor.
 """
