@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import gzip
-import inspect
 import json
 from pathlib import Path
 
@@ -14,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from neardup.cli.main import cli
-from neardup.engine import run_engine
 from neardup.errors import ConfigError
 from neardup.sources import RowFields, open_sources
 
@@ -85,11 +83,6 @@ def test_one_column_for_two_fields_is_a_usage_error(tmp_path: Path) -> None:
     assert "one column cannot hold two fields" in result.output
 
 
-_ENGINE_READS_FIELDS = "fields" in inspect.signature(run_engine).parameters
-
-
-@pytest.mark.skipif(not _ENGINE_READS_FIELDS,
-                    reason="the batch engine takes no fields= yet (run_engine, FingerprintJob)")
 def test_dedup_reads_the_named_columns_and_writes_the_kept_rows(tmp_path: Path) -> None:
     _, parquet = _write_both(tmp_path)
     out = tmp_path / "out"
@@ -102,15 +95,6 @@ def test_dedup_reads_the_named_columns_and_writes_the_kept_rows(tmp_path: Path) 
     kept = pq.read_table(out / "kept" / parquet.name)
     assert kept.schema == pq.read_schema(parquet)
     assert kept.column("doc_id").to_pylist() == ["r0", "r1", "r2"]  # rows 3-5 repeat 0-2
-
-
-@pytest.mark.skipif(_ENGINE_READS_FIELDS, reason="the batch engine reads other columns")
-def test_dedup_refuses_field_names_its_engine_cannot_read(tmp_path: Path) -> None:
-    _, parquet = _write_both(tmp_path)
-    result = CliRunner().invoke(cli, ["dedup", str(parquet), "--out", str(tmp_path / "o"),
-                                      "--text-field", "content"])
-    assert result.exit_code == 2
-    assert "reads the columns text, html, id and url only" in result.output
 
 
 def test_dedup_on_spark_refuses_field_names(tmp_path: Path) -> None:

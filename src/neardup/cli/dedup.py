@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import inspect
 import json
 import re
 from pathlib import Path
@@ -310,12 +309,6 @@ def _engine_fields(fields: RowFields, engine: str) -> dict[str, Any]:
         raise click.UsageError("--engine spark reads the columns text, html, id and url: "
                                "--text-field, --html-field, --id-field and --url-field go "
                                "with --engine local")
-    from neardup.engine import run_engine
-
-    if "fields" not in inspect.signature(run_engine).parameters:
-        raise click.UsageError("this build's batch engine reads the columns text, html, id and "
-                               "url only: --text-field, --html-field, --id-field and "
-                               "--url-field work with neardup index and query")
     return {"fields": fields}
 
 

@@ -36,6 +36,7 @@ from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 from neardup.methods.registry import near_method
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import Media, ReadContext
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.lineblocks import LineBlock, deal_lines, read_line_block
 from neardup.sources.sniff import read_head, sniff
 from neardup.sources.splits import InputSplit, read_split
@@ -61,6 +62,7 @@ class FingerprintJob:
     root: Path
     chunk_docs: int
     media: Media
+    fields: RowFields = DEFAULT_FIELDS
 
     @property
     def marker(self) -> str:
@@ -116,7 +118,8 @@ def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], It
     cpu = {"extract_cpu": 0.0, "fingerprint_cpu": 0.0}
     started = time.process_time()
     writer = _BlockWriter(job)
-    reading = documents(cursor) if documents else read_split(job.split, cursor, media=job.media)
+    reading = documents(cursor) if documents else read_split(job.split, cursor, media=job.media,
+                                                                   fields=job.fields)
     for doc in reading:
         if cursor.current != writer.block:
             writer.begin(cursor.current)
@@ -157,7 +160,7 @@ def fingerprint_block(task: BlockTask, documents: Callable[[ReadContext], Iterat
     stats.files += int(block.index == 0)
     fingerprinter = Fingerprinter(job.config)
     started = time.process_time()
-    ctx = ReadContext(stats, media=job.media)
+    ctx = ReadContext(stats, media=job.media, fields=job.fields)
     prints = [fingerprinter(doc) for doc in (documents(ctx) if documents else
                                              read_line_block(block, job.split.path, ctx))]
     if prints:

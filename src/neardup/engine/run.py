@@ -55,6 +55,7 @@ from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_
 from neardup.overlap.phases import PhaseMeter
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import Media
+from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 from neardup.store.durable import sync
@@ -131,8 +132,8 @@ def _spool_stdin(work: Path) -> str:
 
 
 def _identity(config: DedupConfig, paths: list[str], media: str, options: EngineOptions,
-              against: dict[str, Any] | None, stamps: dict[str, tuple[int, int]]
-              ) -> dict[str, Any]:
+              against: dict[str, Any] | None, stamps: dict[str, tuple[int, int]],
+              fields: RowFields = DEFAULT_FIELDS) -> dict[str, Any]:
     files: dict[str, list[int] | None] = {}
     for path in paths:
         try:
@@ -146,6 +147,8 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
                 "chunk_docs": options.chunk_docs, "format": 2}
     if against is not None:
         identity["against"] = against
+    if fields.tag:
+        identity["fields"] = fields.tag
     return identity
 
 
@@ -197,12 +200,14 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
                media: Media = "html", fmt: str = "parquet",
                progress: Callable[[str, int, int], None] | None = None,
                against: Path | None = None, executor: Executor | None = None,
-               documents: Iterable[Document] | None = None) -> dict[str, Any]:
+               documents: Iterable[Document] | None = None,
+               fields: RowFields = DEFAULT_FIELDS) -> dict[str, Any]:
     """Run every stage (skipping those already done in ``options.work``); returns the summary
     written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
     inputs are compared with that run's documents too and the outputs keep what touches the
     new ones (:mod:`neardup.engine.against`). ``documents`` (the library's rows, read once, in
-    this process, ``options.chunk_docs`` at a time) stand for ``inputs``, which must be empty."""
+    this process, ``options.chunk_docs`` at a time) stand for ``inputs``, which must be empty.
+    ``fields`` names the fields of JSONL and Parquet rows that hold the text, id and URL."""
     started, laps = time.perf_counter(), _CpuLaps()
     executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
@@ -216,9 +221,10 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
     old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
     work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
-                                           media, options, old_run, executor.stamps),
+                                           media, options, old_run, executor.stamps,
+                                           fields),
                    replace_other=options.replace_other)
-    jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media)
+    jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media, fields)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
     if documents is not None:

@@ -30,13 +30,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from neardup.engine.workdir import fsync_dir, write_atomic
+from neardup.engine.workdir import write_atomic
 from neardup.errors import OutputError
 from neardup.output.records import write_warc_records
 from neardup.output.selection import FileRows, file_rows, sources
 from neardup.output.shards import copy_file, write_jsonl_rows, write_parquet_rows
 from neardup.sources.location import filesystem_of, is_url, open_binary, size_of
 from neardup.sources.sniff import read_head, sniff
+from neardup.store.durable import sync_dir, sync_path
 
 __all__ = ["WRITE_MODES", "write_rows"]
 
@@ -136,10 +137,9 @@ def _write_one(mode: str, rows: FileRows, fmt: str, gz: bool, target: Path) -> t
 
 
 def _publish(temporary: Path, target: Path) -> None:
-    with open(temporary, "rb") as written:
-        os.fsync(written.fileno())
+    sync_path(temporary)
     os.replace(temporary, target)
-    fsync_dir(target.parent)
+    sync_dir(target.parent)
 
 
 def _write_shard(folder: Path, mode: str, name: str, rows: FileRows, fmt: str, gz: bool,
