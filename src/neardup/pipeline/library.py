@@ -57,26 +57,30 @@ def dedup_config(method: str | None = None, *, threshold: float | None = None,
 def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
                     config: DedupConfig | None = None, *, workers: int = 1,
                     memory_limit: int = 2 << 30,
-                    progress: Callable[[str, int, int], None] | None = None) -> DedupResult:
+                    progress: Callable[[str, int, int], None] | None = None,
+                    columns: list[str] | None = None) -> DedupResult:
     """Find exact and near-duplicate documents and cluster them with the batch engine.
 
     ``docs``: Documents, plain strings, or dicts with a ``text`` field. ``config``: the
-    defaults of :class:`DedupConfig` unless given. Returns every table of the run (documents,
-    clusters, pairs, a method's extra tables) and its summary as a :class:`DedupResult`."""
+    defaults of :class:`DedupConfig` unless given. ``memory_limit``: the bytes the engine's
+    stages may hold (the command line's ``--memory-limit``; they fill it before spilling to
+    disk). Returns every table of the run (documents, clusters, pairs, a method's extra tables;
+    only ``columns`` of the documents table when given) and its summary as a
+    :class:`DedupResult`."""
     with tempfile.TemporaryDirectory(prefix="neardup-") as scratch, scratch_area():
         out = Path(scratch) / "out"
         options = EngineOptions(work=Path(scratch) / "work", memory_limit=memory_limit,
                                 workers=max(1, workers))
         run_engine([], out, config or DedupConfig(), options, progress=progress,
                    documents=documents_from(docs))
-        return DedupResult.read(out)
+        return DedupResult.read(out, documents=columns)
 
 
 def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
           threshold: float | None = None, k: int | None = None, keep: KeepPolicy | None = None,
           text: str = "text", id: str | None = None, url: str | None = None,
           kind: TextKind = "text", config: DedupConfig | None = None,
-          workers: int = 1) -> Any:
+          workers: int = 1, memory_limit: int = 2 << 30) -> Any:
     """Deduplicate ``data``: a pyarrow Table with one row per input row, in order.
 
     Columns: ``row``, ``id``, ``cluster`` (the smallest row of its cluster), ``kept`` (the row
@@ -84,7 +88,7 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
     the command line's: ``method="minhash"`` at ``threshold=0.8`` (``k``, simhash's Hamming
     distance, 3), ``keep="first"``, site templates removed. ``kind="html"`` extracts the text
     of HTML first. ``config`` replaces method, threshold, k and keep by a full
-    :class:`DedupConfig`."""
+    :class:`DedupConfig`. ``workers`` and ``memory_limit``: as for :func:`find_duplicates`."""
     import pyarrow as pa
 
     if config is None:
@@ -92,7 +96,8 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
     elif (method, threshold, k, keep) != (None, None, None, None):
         raise ConfigError("give config= or method/threshold/k/keep, not both")
     documents = documents_from(data, text=text, id=id, url=url, kind=kind)
-    result = find_duplicates(documents, config, workers=workers)
+    result = find_duplicates(documents, config, workers=workers, memory_limit=memory_limit,
+                             columns=["id"])
     dropped = int(result.stats.get("revisits_without_original", 0))
     if dropped:
         raise ConfigError(f"{dropped} revisit Documents repeat no document of the input: give "
