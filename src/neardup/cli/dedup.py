@@ -37,6 +37,10 @@ from neardup.sources.location import is_url
 __all__ = ["ESSENTIALS", "SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_command",
            "render_summary", "run_dedup"]
 
+DEFAULTS = DedupConfig()
+"""The defaults of every dedup option that sets the config: the library's too."""
+
+
 class NoDocumentsError(NeardupError):
     """A run read no document; the message says what was found instead."""
 
@@ -153,9 +157,10 @@ def run_dedup(
 @click.option("--force", is_flag=True,
               help="Write into an --out folder that holds files of no neardup run (they are "
                    "left alone; the run's tables are replaced).")
-@click.option("--method", type=MethodChoice(), default="minhash",
+@click.option("--method", type=MethodChoice(), default=DEFAULTS.method,
               show_default=True, help="Near-duplicate method run after the exact levels.")
-@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=3, show_default=True,
+@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=DEFAULTS.max_hamming,
+              show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
               default=None,
@@ -167,35 +172,40 @@ def run_dedup(
               help="Verification rule: drop pairs whose exact resemblance is below this "
                    "[default: the threshold for minhash and sketch, 0.5 for the other "
                    "methods].")
-@click.option("--shingle-width", type=click.IntRange(1, 64), default=5, show_default=True,
+@click.option("--shingle-width", type=click.IntRange(1, 64),
+              default=DEFAULTS.verify_shingles.width, show_default=True,
               help="Words per shingle for min-hash and for verifying pairs.")
-@click.option("--simhash-width", type=click.IntRange(1, 64), default=1, show_default=True,
+@click.option("--simhash-width", type=click.IntRange(1, 64),
+              default=DEFAULTS.simhash.shingles.width, show_default=True,
               help="Words per simhash feature.")
-@click.option("--simhash-weights", type=click.Choice(["binary", "tf"]), default="binary",
+@click.option("--simhash-weights", type=click.Choice(["binary", "tf"]),
+              default=DEFAULTS.simhash.weighting,
               show_default=True, help="Weight of a simhash feature: once, or per occurrence.")
 @click.option("--sketch", "sketch_spec", default="mod:25", show_default=True,
               callback=lambda _ctx, _param, value: _parse_sketch(value),
               help="sketch, supershingle: min:S keeps the S smallest permuted shingles, mod:M "
                    "those divisible by M (Broder: mod:25).")
-@click.option("--sketch-width", type=click.IntRange(1, 64), default=10, show_default=True,
+@click.option("--sketch-width", type=click.IntRange(1, 64),
+              default=DEFAULTS.sketch.shingles.width, show_default=True,
               help="sketch, supershingle: words per shingle.")
 @click.option("--sketch-bits", type=click.Choice(["40", "64"]), default="40", show_default=True,
               help="sketch, supershingle: bits of a shingle fingerprint.")
 @click.option("--sketch-adaptive", type=click.IntRange(0, 65536), default=0, show_default=True,
               help="sketch with mod:M: N > 0 gives each document the modulus M * 2**i that "
                    "keeps about N to 2N samples (Broder: mod:1 with 50); 0: one modulus.")
-@click.option("--supershingle-size", type=click.IntRange(1, 64), default=6,
+@click.option("--supershingle-size", type=click.IntRange(1, 64),
+              default=DEFAULTS.supershingle_size,
               show_default=True, help="supershingle: sketch values per super-shingle.")
 @click.option("--drop-common", type=click.IntRange(0, None), default=None,
               help="sketch, supershingle: ignore shingles shared by more documents than this "
                    "[default: 1000]; chunks: ignore chunks shared by more documents than this "
                    "[default: keep all]; 0: keep all.")
 @click.option("--relation", type=click.Choice(["resemblance", "contained"]),
-              default="resemblance", show_default=True,
+              default=DEFAULTS.relation, show_default=True,
               help="sketch: pair by estimated resemblance, or link each document to the one "
                    "that contains at least --threshold of it.")
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
-              default="first", show_default=True, help="Which member of a cluster survives.")
+              default=DEFAULTS.keep, show_default=True, help="Which member of a cluster survives.")
 @extract_options
 @template_options
 @click.option("--thai-words", is_flag=True,
