@@ -11,13 +11,13 @@ import base64
 import html
 import json
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from neardup.analysis.figures import figure_png
 from neardup.analysis.model import Figure, Report, Section, Table, format_value
 from neardup.errors import OutputError
+from neardup.store.durable import write_atomic
 
 __all__ = ["render_html", "write_report", "write_text_atomic"]
 
@@ -121,12 +121,7 @@ def _finite(value: object) -> object:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``path`` under a temporary name, sync it, then rename it into place."""
-    partial = path.with_name(f".{path.name}.partial")
-    with open(partial, "w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(partial, path)
+    write_atomic(path, text.encode("utf-8"), path.with_name(f".{path.name}.partial"))
 
 
 def write_report(report: Report, html_path: Path, json_path: Path | None = None) -> list[Path]:

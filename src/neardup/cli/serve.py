@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from neardup.errors import ConfigError, OutputError, SourceError
+from neardup.store.durable import sync
 
 __all__ = ["serve_command"]
 
@@ -36,8 +37,7 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w") as out:
             out.write(token + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+            sync(out)
     except OSError as error:
         raise OutputError(f"{path}: {error.strerror or error}") from error
     return token

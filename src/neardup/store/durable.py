@@ -62,10 +62,11 @@ def sync_dir(path: Path) -> None:
         os.close(descriptor)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a synced temporary file and a rename (an OSError
-    names no file: the caller says which)."""
-    temporary = path.with_name(path.name + TMP_SUFFIX)
+def write_atomic(path: Path, data: bytes, temporary: Path | None = None) -> None:
+    """Write ``data`` to ``path`` through a synced temporary file (``temporary``, by default
+    the name with :data:`TMP_SUFFIX`) and a rename (an OSError names no file: the caller says
+    which)."""
+    temporary = temporary or path.with_name(path.name + TMP_SUFFIX)
     with open(temporary, "wb") as out:
         out.write(data)
         sync(out)

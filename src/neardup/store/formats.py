@@ -45,6 +45,7 @@ import numpy.typing as npt
 import xxhash
 
 from neardup.errors import CorruptDataError, NeardupError, OutputError
+from neardup.store import durable
 
 __all__ = [
     "FORMAT",
@@ -149,23 +150,9 @@ class SegmentEntry:
                 "index_bytes": self.index_bytes, "index_checksum": self.index_checksum}
 
 
-def _fsync_dir(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def _write_atomic(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
     try:
-        with temporary.open("wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-        _fsync_dir(path.parent)
+        durable.write_atomic(path, data, path.with_name(f".{path.name}.tmp"))
     except OSError as error:
         raise OutputError(f"{path}: {error.strerror or error}") from error
 
@@ -334,15 +321,14 @@ def write_segment(root: Path, name: str, arrays: dict[str, npt.NDArray[Any]]) ->
             path = temporary / f"{key}.npy"
             with path.open("wb") as out:
                 np.save(out, np.ascontiguousarray(array), allow_pickle=False)
-                out.flush()
-                os.fsync(out.fileno())
+                durable.sync(out)
             listing[key] = {"file": path.name, "dtype": array.dtype.str,
                             "shape": list(array.shape), "bytes": path.stat().st_size,
                             "checksum": _checksum(path)}
         index = (json.dumps(listing, indent=1) + "\n").encode()
         _write_atomic(temporary / SEGMENT_INDEX, index)
         os.replace(temporary, final)
-        _fsync_dir(final.parent)
+        durable.sync_dir(final.parent)
     except OSError as error:
         shutil.rmtree(temporary, ignore_errors=True)
         raise OutputError(f"{final}: write failed ({error.strerror or error}); the segment "
