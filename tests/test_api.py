@@ -130,3 +130,38 @@ def test_the_library_and_the_command_line_agree_with_their_defaults(tmp_path: Pa
     assert library.column("kept").to_pylist().count(False) == 21
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["config"] == neardup.find_duplicates(texts).stats["config"]
+
+
+def test_dedup_returns_the_kept_and_removed_rows_in_the_inputs_own_type() -> None:
+    texts = [PAGE, "something else entirely", PAGE + " extra", PAGE]
+    assert neardup.dedup(texts, output="kept") == [PAGE, "something else entirely"]
+    assert neardup.dedup(texts, output="removed") == [PAGE + " extra", PAGE]
+    table = pa.table({"body": texts, "n": pa.array([1, 2, 3, 4], pa.int8())})
+    kept = neardup.dedup(table, text="body", output="kept")
+    assert kept.schema == table.schema and kept.column("n").to_pylist() == [1, 2]
+    annotated = neardup.dedup(table, text="body", output="annotated")
+    assert annotated.column_names == ["body", "n", "neardup_doc", "neardup_cluster",
+                                      "neardup_kept", "neardup_kept_doc", "neardup_reason"]
+    assert annotated.column("neardup_kept").to_pylist() == [True, True, False, False]
+    rows = neardup.dedup([{"text": t, "k": i} for i, t in enumerate(texts)], output="annotated")
+    assert [(r["k"], r["neardup_kept_doc"]) for r in rows] == [(0, 0), (1, 1), (2, 0), (3, 0)]
+    with pytest.raises(neardup.ConfigError, match="must be read twice"):
+        neardup.dedup((t for t in texts), output="kept")
+    with pytest.raises(neardup.ConfigError, match="use table, kept"):
+        neardup.dedup(texts, output="everything")  # type: ignore[arg-type]
+
+
+def test_dedup_keeps_the_rows_of_a_dataframe_and_of_a_dataset() -> None:
+    pandas = pytest.importorskip("pandas")
+    datasets = pytest.importorskip("datasets")
+    texts = [PAGE, "other words here", PAGE.upper(), "other words here"]
+    frame = pandas.DataFrame({"body": texts, "score": [0.5, 0.25, 0.75, 1.0]})
+    kept = neardup.dedup(frame, text="body", output="kept")
+    assert list(kept["score"]) == [0.5, 0.25] and list(kept.columns) == ["body", "score"]
+    dataset = datasets.Dataset.from_dict({"content": texts, "score": [0.5, 0.25, 0.75, 1.0]})
+    removed = neardup.dedup(dataset, text="content", output="removed")
+    assert isinstance(removed, datasets.Dataset)
+    assert removed["score"] == [0.75, 1.0] and removed.features == dataset.features
+    selected = dataset.select([3, 1, 0])  # a Dataset with an indices mapping: its rows, in order
+    table = neardup.dedup(selected, text="content")
+    assert table.column("kept").to_pylist() == [True, False, True]

@@ -1,7 +1,8 @@
 """In-memory inputs as Documents: plain strings, dicts, pandas DataFrames and pyarrow Tables.
 
-``documents_from`` turns what a library user has at hand into :class:`Document` objects, one per
-row, in order, numbered by position when no id column is named. Anything else fails with a
+``documents_from`` turns what a library user has at hand (a list or any iterable, a pandas
+DataFrame, a pyarrow Table, a Hugging Face ``datasets.Dataset``) into :class:`Document` objects,
+one per row, in order, numbered by position when no id column is named. Anything else fails with a
 :class:`ConfigError` naming the row and what was expected.
 """
 
@@ -13,32 +14,53 @@ from typing import Any, Literal
 from neardup.document import Document
 from neardup.errors import ConfigError
 
-__all__ = ["TextKind", "documents_from", "is_table", "table_rows"]
+__all__ = ["BATCH", "TextKind", "documents_from", "is_dataset", "is_table", "table_rows"]
 
 TextKind = Literal["text", "html"]
 
 
+BATCH = 10_000
+"""Rows of a table turned into Python values at a time."""
+
+
+def is_dataset(data: object) -> bool:
+    """A Hugging Face ``datasets.Dataset`` (the package is optional; never imported here)."""
+    return type(data).__module__.startswith("datasets") and hasattr(data, "with_format")
+
+
 def is_table(data: object) -> bool:
-    """A pyarrow Table or a pandas DataFrame (pandas is optional; it is never imported here)."""
+    """A pyarrow Table, a pandas DataFrame or a ``datasets.Dataset`` (pandas and datasets are
+    optional; they are never imported here)."""
     module = type(data).__module__
     return (module.startswith("pyarrow") and hasattr(data, "column_names")) or (
-        module.startswith("pandas") and hasattr(data, "columns"))
+        module.startswith("pandas") and hasattr(data, "columns")) or is_dataset(data)
+
+
+def _batches(data: Any) -> Iterator[Any]:
+    """The table as pyarrow Tables of at most :data:`BATCH` rows (a Dataset's selected rows,
+    in order)."""
+    import pyarrow as pa
+
+    if is_dataset(data):
+        yield from data.with_format("arrow").iter(batch_size=BATCH)
+        return
+    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
+    for start in range(0, max(table.num_rows, 1), BATCH):
+        yield table.slice(start, BATCH)
 
 
 def table_rows(data: Any, columns: dict[str, str | None]) -> Iterator[dict[str, Any]]:
-    """The rows of a pyarrow Table or pandas DataFrame as dicts of the named columns."""
-    import pyarrow as pa
-
-    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
+    """The rows of a pyarrow Table, pandas DataFrame or Dataset as dicts of the named columns."""
     wanted = {role: name for role, name in columns.items() if name is not None}
-    for role, name in wanted.items():
-        if name not in table.column_names:
-            raise ConfigError(f"no column {name!r} for the {role} (columns: "
-                              f"{', '.join(map(str, table.column_names)) or 'none'}); "
-                              f"name it with {role}=...")
-    values = {name: table.column(name).to_pylist() for name in wanted.values()}
-    for row in range(table.num_rows):
-        yield {name: column[row] for name, column in values.items()}
+    for batch in _batches(data):
+        for role, name in wanted.items():
+            if name not in batch.column_names:
+                raise ConfigError(f"no column {name!r} for the {role} (columns: "
+                                  f"{', '.join(map(str, batch.column_names)) or 'none'}); "
+                                  f"name it with {role}=...")
+        values = {name: batch.column(name).to_pylist() for name in wanted.values()}
+        for row in range(batch.num_rows):
+            yield {name: column[row] for name, column in values.items()}
 
 
 def _from_mapping(row: Mapping[str, Any], position: int, text: str, id_column: str | None,

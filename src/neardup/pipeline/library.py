@@ -20,19 +20,27 @@ DataFrame or a pyarrow Table; ``text``, ``id`` and ``url`` name its columns.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from neardup.config import DedupConfig, KeepPolicy, method_spec, threshold_methods
 from neardup.document import Document
 from neardup.engine.result import DedupResult
 from neardup.engine.run import EngineOptions, run_engine
 from neardup.errors import ConfigError
-from neardup.pipeline.inputs import TextKind, documents_from
+from neardup.pipeline.inputs import TextKind, documents_from, is_dataset, is_table
 from neardup.store.durable import scratch_area
 
-__all__ = ["dedup", "dedup_config", "find_duplicates"]
+__all__ = ["ANNOTATIONS", "Output", "dedup", "dedup_config", "find_duplicates"]
+
+Output = Literal["table", "kept", "removed", "annotated"]
+ANNOTATIONS = {"neardup_doc": "row", "neardup_cluster": "cluster", "neardup_kept": "kept",
+               "neardup_kept_doc": "kept_row", "neardup_reason": "reason"}
+"""The columns ``output="annotated"`` adds (those of ``dedup --write annotated``), from the
+result table's columns."""
 
 _DEFAULTS = DedupConfig()
 
@@ -80,17 +88,28 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
           threshold: float | None = None, k: int | None = None, keep: KeepPolicy | None = None,
           text: str = "text", id: str | None = None, url: str | None = None,
           kind: TextKind = "text", config: DedupConfig | None = None,
-          workers: int = 1, memory_limit: int = 2 << 30) -> Any:
-    """Deduplicate ``data``: a pyarrow Table with one row per input row, in order.
+          workers: int = 1, memory_limit: int = 2 << 30, output: Output = "table") -> Any:
+    """Deduplicate ``data``.
 
-    Columns: ``row``, ``id``, ``cluster`` (the smallest row of its cluster), ``kept`` (the row
-    survives), ``kept_row`` (the row that survives for it) and ``reason``. The defaults are
-    the command line's: ``method="minhash"`` at ``threshold=0.8`` (``k``, simhash's Hamming
-    distance, 3), ``keep="first"``, site templates removed. ``kind="html"`` extracts the text
-    of HTML first. ``config`` replaces method, threshold, k and keep by a full
-    :class:`DedupConfig`. ``workers`` and ``memory_limit``: as for :func:`find_duplicates`."""
+    ``output="table"`` (the default): a pyarrow Table with one row per input row, in order:
+    ``row``, ``id``, ``cluster`` (the smallest row of its cluster), ``kept`` (the row survives),
+    ``kept_row`` (the row that survives for it) and ``reason``. ``"kept"`` or ``"removed"``:
+    those rows of ``data`` itself, as it came (a list, a pandas DataFrame, a pyarrow Table or a
+    ``datasets.Dataset``); ``"annotated"``: every row of ``data`` with the columns of
+    :data:`ANNOTATIONS` added (a list gives dicts). A generator is read once, so it takes
+    ``output="table"`` only. The defaults are the command line's: ``method="minhash"`` at
+    ``threshold=0.8`` (``k``, simhash's Hamming distance, 3), ``keep="first"``, site templates
+    removed. ``kind="html"`` extracts the text of HTML first. ``config`` replaces method,
+    threshold, k and keep by a full :class:`DedupConfig`. ``workers`` and ``memory_limit``: as
+    for :func:`find_duplicates`."""
     import pyarrow as pa
 
+    if output not in ("table", "kept", "removed", "annotated"):
+        raise ConfigError(f"output={output!r}: use table, kept, removed or annotated")
+    if output != "table" and not (is_table(data) or _is_list(data)):
+        raise ConfigError(f"output={output!r} returns rows of the data, which must be read twice "
+                          f"(a list, a DataFrame, a pyarrow Table or a Dataset), not a "
+                          f"{type(data).__name__}: use output='table' and its kept column")
     if config is None:
         config = dedup_config(method, threshold=threshold, k=k, keep=keep)
     elif (method, threshold, k, keep) != (None, None, None, None):
@@ -103,7 +122,41 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
         raise ConfigError(f"{dropped} revisit Documents repeat no document of the input: give "
                           "their originals too")
     table = result.table()
-    return pa.table({"row": table.column("doc"), "id": table.column("id"),
+    rows = pa.table({"row": table.column("doc"), "id": table.column("id"),
                      "cluster": table.column("cluster"), "kept": table.column("kept"),
                      "kept_row": table.column("kept_doc"), "reason": table.column("reason")})
+    return rows if output == "table" else _rows_of(data, rows, output)
 
+
+def _is_list(data: object) -> bool:
+    return isinstance(data, Sequence) and not isinstance(data, str | bytes)
+
+
+def _rows_of(data: Any, rows: Any, output: Output) -> Any:
+    """The kept, removed or annotated rows of ``data``, in its own type."""
+    kept = np.asarray(rows.column("kept").to_numpy(zero_copy_only=False), dtype=np.bool_)
+    chosen = kept if output == "kept" else ~kept
+    added = {name: rows.column(column) for name, column in ANNOTATIONS.items()}
+    if is_dataset(data):
+        if output != "annotated":
+            return data.select(np.flatnonzero(chosen).tolist())
+        for name, column in added.items():
+            data = data.add_column(name, column.to_pylist())
+        return data
+    if is_table(data) and hasattr(data, "column_names"):  # pyarrow
+        if output != "annotated":
+            return data.filter(chosen)
+        for name, column in added.items():
+            data = data.append_column(name, column)
+        return data
+    if is_table(data):  # pandas
+        if output != "annotated":
+            return data[chosen]
+        return data.assign(**{name: column.to_numpy(zero_copy_only=False)
+                              for name, column in added.items()})
+    if output != "annotated":
+        return [item for item, take in zip(data, chosen.tolist(), strict=True) if take]
+    values = {name: column.to_pylist() for name, column in added.items()}
+    return [{**(dict(item) if isinstance(item, Mapping) else {"text": item}),
+             **{name: column[row] for name, column in values.items()}}
+            for row, item in enumerate(data)]
