@@ -40,14 +40,14 @@ def test_compare_answers_the_library_pair_view(server: Server) -> None:
     b = "A quick brown fox jumps over the lazy dog near the river bank, said Ann"
     status, _, answer = call(server, "POST", "/v1/compare", {"a": {"text": a},
                                                              "b": {"html": f"<p>{b}</p>"}},
-                             token=None)
+                             )
     assert status == 200, answer
     expected = compare_texts(a, b, ShingleConfig(width=10))  # the store's sketch shingles
     assert answer == {**expected.as_dict(), "shared_shingles": expected.shared}
     assert answer["shingle_width"] == 10 and 0 < answer["resemblance"] < 1
     assert answer["a"]["tokens"][:3] == ["the", "quick", "brown"]
     assert answer["a"]["marked"] == list(range(1, 13))
-    status, _, error = call(server, "POST", "/v1/compare", {"a": {"text": a}}, token=None)
+    status, _, error = call(server, "POST", "/v1/compare", {"a": {"text": a}})
     assert status == 422 and error["error"]["type"] == "invalid"
 
 
@@ -57,20 +57,20 @@ def test_two_stored_documents_compared(server: Server) -> None:
         {"id": "c1", "url": "http://site.example/c1", "text": base},
         {"id": "c2", "url": "http://site.example/c2", "text": base + " and a few more words"},
         {"id": "c3", "url": "http://site.example/c3", "text": _text(22)}]})
-    status, _, near = call(server, "GET", "/v1/documents/c1/compare/c2", token=None)
+    status, _, near = call(server, "GET", "/v1/documents/c1/compare/c2")
     assert status == 200, near
     assert near["a"]["id"] == "c1" and near["b"]["id"] == "c2" and near["same_cluster"]
     assert near["relation"] == "near" and near["distance"] <= 3
     assert 0.8 < near["resemblance"] <= 1.0
-    status, _, query = call(server, "POST", "/v1/query", {"text": base}, token=None)
+    status, _, query = call(server, "POST", "/v1/query", {"text": base})
     by_id = {m["id"]: m for m in query["matches"]}
     assert by_id["c2"]["distance"] == near["distance"]
-    status, _, far = call(server, "GET", "/v1/documents/c1/compare/c3", token=None)
+    status, _, far = call(server, "GET", "/v1/documents/c1/compare/c3")
     assert status == 200 and not far["same_cluster"] and far["distance"] > 3, far
     assert far["resemblance"] < 0.2
-    status, _, same = call(server, "GET", "/v1/documents/c1/compare/c1", token=None)
+    status, _, same = call(server, "GET", "/v1/documents/c1/compare/c1")
     assert same["relation"] == "identical" and same["distance"] == 0
-    status, _, missing = call(server, "GET", "/v1/documents/c1/compare/nobody", token=None)
+    status, _, missing = call(server, "GET", "/v1/documents/c1/compare/nobody")
     assert status == 404 and "nobody" in missing["error"]["message"]
 
 
@@ -78,14 +78,14 @@ def test_query_answers_say_seen_and_nearest(server: Server) -> None:
     stored = _text(11)
     call(server, "POST", "/v1/documents", {"documents": [
         {"id": "s1", "url": "http://site.example/s1", "text": stored}]})
-    status, _, same = call(server, "POST", "/v1/query", {"text": stored}, token=None)
+    status, _, same = call(server, "POST", "/v1/query", {"text": stored})
     assert status == 200 and same["seen"] is True
     assert same["nearest"]["id"] == "s1" and same["nearest"]["distance"] == 0
     assert same["seen_threshold"] == 0.5
-    status, _, other = call(server, "POST", "/v1/query", {"text": _text(12)}, token=None)
+    status, _, other = call(server, "POST", "/v1/query", {"text": _text(12)})
     assert status == 200 and other["seen"] is False and other["nearest"] is None
     near = stored + " and two more words"
-    status, _, close = call(server, "POST", "/v1/query", {"text": near}, token=None)
+    status, _, close = call(server, "POST", "/v1/query", {"text": near})
     assert close["nearest"]["id"] == "s1"
     assert close["seen"] is (close["nearest"]["distance"] == 0
                              or close["nearest"]["resemblance"] >= 0.5)
@@ -103,5 +103,5 @@ def test_docs_render_offline(server: Server, chromium: Browser,  # noqa: F811
     assert [url for url in chromium.requests if not url.startswith(local)] == []
     assert any(url.endswith("/docs-assets/swagger-ui-bundle.js") for url in chromium.requests)
     assert chromium.problems == []
-    status, _, _ = call(server, "GET", "/redoc", token=None)
+    status, _, _ = call(server, "GET", "/redoc")
     assert status == 404
