@@ -21,6 +21,7 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import U32, U64
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
@@ -43,8 +44,6 @@ from neardup.overlap.relation import ChunkRelation
 
 __all__ = ["chunks_found"]
 
-U32 = npt.NDArray[np.uint32]
-U64 = npt.NDArray[np.uint64]
 
 
 def _chunk_set(feature: object, name: str) -> U32:

@@ -16,6 +16,7 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I64
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.scoring import found_rows
@@ -23,8 +24,6 @@ from neardup.engine.scoring import found_rows
 __all__ = ["Containers"]
 
 LINK = np.dtype([("inner", "<i8"), ("outer", "<i8"), ("score", "<f8"), ("shared", "<i8")])
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
 
 
 def _first_of_runs(*keys: I64) -> npt.NDArray[np.bool_]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.keys import KEYED
 
@@ -28,8 +29,6 @@ __all__ = ["PAIR", "PIECE", "KeyCounts", "count_shared", "key_runs", "run_pairs"
 PAIR = np.dtype([("a", "<i8"), ("b", "<i8")])
 PIECE = 1 << 20
 """Pairs expanded at a time (16 MB)."""
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.fingerprints.exact import digest64
 from neardup.fingerprints.smfa import SmfaPrint
 from neardup.methods.sketch import SketchFeatures
@@ -30,8 +31,6 @@ __all__ = ["KEYED", "chunk_rows", "equivalence_rows", "keyed", "smfa_rows", "sup
            "value_rows"]
 
 KEYED = np.dtype([("key", "<u8"), ("low", "<u8"), ("doc", "<i8"), ("weight", "<i8")])
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 def keyed(keys: U64, docs: I64, low: U64 | None = None, weight: I64 | None = None

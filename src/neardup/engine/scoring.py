@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I64, U64
 from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
@@ -30,9 +31,6 @@ __all__ = ["FOUND", "Rule", "found_rows", "resemblance_rule", "score_found", "sk
 
 FOUND = np.dtype([("a", "<i8"), ("b", "<i8"), ("estimate", "<f8"), ("shared", "<i8"),
                   ("relation", "i1")])
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
-U64 = npt.NDArray[np.uint64]
 Rule = Callable[[DedupConfig, Pairs], npt.NDArray[np.bool_]]
 
 

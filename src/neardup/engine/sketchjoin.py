@@ -25,6 +25,7 @@ from typing import BinaryIO
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import F64, I64, U64
 from neardup.cluster.broder import without_values
 from neardup.config import DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
@@ -41,9 +42,6 @@ from neardup.overlap.phases import PhaseMeter
 
 __all__ = ["sketch_found"]
 
-I64 = npt.NDArray[np.int64]
-F64 = npt.NDArray[np.float64]
-U64 = npt.NDArray[np.uint64]
 
 
 def _features(features: list[object], docs: I64) -> list[SketchFeatures]:

@@ -10,16 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
+from neardup._types import I64, U64
 from neardup.engine.catalog import Catalog, Part
 from neardup.engine.workdir import read_array, write_array
 from neardup.methods.sketch import SketchFeatures
 
 __all__ = ["SketchStore"]
 
-I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 
 
 class SketchStore:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.engine.catalog import Catalog, Part
 from neardup.engine.partition import read_features
 
 __all__ = ["PartSurvivors", "survivor_features"]
 
-I64 = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)

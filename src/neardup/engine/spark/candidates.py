@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from neardup._types import I64
 from neardup.config import DedupConfig
 from neardup.engine.buckets import spread
 from neardup.engine.candidates import BAND_ROW, CANDIDATE, SIMHASH_ROW
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["minhash_candidates", "simhash_candidates"]
 
-I64 = npt.NDArray[np.int64]
 Block = tuple[Any, npt.NDArray[Any]]
 
 

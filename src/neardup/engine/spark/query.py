@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup import errors
 from neardup.engine.spark.session import spark_session
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = ["chunk_size", "failure_line", "merge_pairs", "spark_pairs"]
 
-I64 = npt.NDArray[np.int64]
 MAX_CHUNK = 1 << 20
 """At most this many stored fingerprints per task (8 MiB of them, plus the task's sorting)."""
 

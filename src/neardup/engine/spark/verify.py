@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["verify_pairs", "write_verified"]
 
-I64 = npt.NDArray[np.int64]
 BLOCK = 200_000
 """Pairs scored at once by a task."""
 
