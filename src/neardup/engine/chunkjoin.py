@@ -28,7 +28,8 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.counting import (
     KeyCounts,
     count_shared,
-    key_runs,
+    kept_runs,
+    run_rows,
     shared_counts,
     sorted_keys,
 )
@@ -75,18 +76,13 @@ def _route(catalog: Catalog, survivors: npt.NDArray[np.bool_], templates: dict[i
 def _bucket_relations(writer: BucketWriter, documents: int, limit: int,
                       counts: KeyCounts) -> Iterator[ChunkRelation]:
     """Each fingerprint bucket as a sorted relation, without the fingerprints held by more than
-    ``limit`` documents (as the sort-based join drops them; counted on the first pass only)."""
+    ``limit`` documents (the sort-based join's rule; counted on the first pass only)."""
     first = counts.entries == 0 and not counts.dropped
     for bucket in range(writer.count):
         rows = sorted_keys(writer.folder, bucket)
-        starts, lengths = key_runs(rows)
-        common = lengths > limit if limit else np.zeros(lengths.size, dtype=np.bool_)
-        if first:
-            counts.entries += int(lengths[~common].sum())
-            counts.dropped.append(rows["key"][starts[common]])
-            counts.dropped_entries += int(lengths[common].sum())
-        if common.any():
-            rows = rows[np.repeat(~common, lengths)]
+        starts, lengths = kept_runs(rows, limit, counts if first else None)
+        if lengths.sum() < rows.size:
+            rows = rows[run_rows(starts, lengths)]
         yield ChunkRelation(rows["key"].astype(np.uint32), rows["doc"].astype(np.uint32),
                             documents)
 

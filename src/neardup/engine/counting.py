@@ -23,8 +23,19 @@ from neardup._types import I64, U64
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.keys import KEYED
 
-__all__ = ["PAIR", "PIECE", "KeyCounts", "count_shared", "key_runs", "run_pairs", "shared_counts",
-           "sorted_keys", "star_rows"]
+__all__ = [
+    "PAIR",
+    "PIECE",
+    "KeyCounts",
+    "count_shared",
+    "kept_runs",
+    "key_runs",
+    "run_pairs",
+    "run_rows",
+    "shared_counts",
+    "sorted_keys",
+    "star_rows",
+]
 
 PAIR = np.dtype([("a", "<i8"), ("b", "<i8")])
 PIECE = 1 << 20
@@ -83,7 +94,7 @@ def star_rows(rows: npt.NDArray[np.void]) -> tuple[I64, I64, int]:
     return heads, heads + 1 + within, int(starts.size)
 
 
-def _kept_runs(rows: npt.NDArray[np.void], limit: int,
+def kept_runs(rows: npt.NDArray[np.void], limit: int,
                counts: KeyCounts | None) -> tuple[I64, I64]:
     """The runs of keys held by at most ``limit`` documents (all when limit is 0); with
     ``counts``, the entries and what was dropped are added to it."""
@@ -94,6 +105,12 @@ def _kept_runs(rows: npt.NDArray[np.void], limit: int,
         counts.dropped.append(rows["key"][starts[common]])
         counts.dropped_entries += int(lengths[common].sum())
     return starts[~common], lengths[~common]
+
+
+def run_rows(starts: I64, lengths: I64) -> I64:
+    """The row numbers of the runs, in order."""
+    position = np.arange(int(lengths.sum()), dtype=np.int64)
+    return np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + position
 
 
 def _expand(docs: I64, starts: I64, lengths: I64) -> tuple[I64, I64]:
@@ -151,13 +168,13 @@ def count_shared(keys: BucketWriter, folder: Path, budget: int, limit: int,
     ``keys`` is a closed writer of :data:`KEYED` rows routed by key."""
     triplets = 0
     for bucket in range(keys.count):
-        _, lengths = _kept_runs(sorted_keys(keys.folder, bucket), limit, None)
+        _, lengths = kept_runs(sorted_keys(keys.folder, bucket), limit, None)
         triplets += int(np.sum(lengths * (lengths - 1) // 2))
     pairs = BucketWriter(folder, bucket_count(triplets * 3 * PAIR.itemsize, budget), PAIR)
     counts = KeyCounts(triplets=triplets)
     for bucket in range(keys.count):
         rows = sorted_keys(keys.folder, bucket)
-        starts, lengths = _kept_runs(rows, limit, counts)
+        starts, lengths = kept_runs(rows, limit, counts)
         for first, second in run_pairs(rows["doc"], starts, lengths, piece):
             out = np.empty(first.size, dtype=PAIR)
             out["a"], out["b"] = first, second
