@@ -24,8 +24,8 @@ from neardup.methods.pairs import Pairs, pair_methods
 
 __all__ = ["RESULT_TABLES", "DedupResult", "pairs_from_table"]
 
-RESULT_TABLES = ("documents", "clusters", "pairs", "summary")
-"""What every run's output folder holds (``<name>.parquet`` and ``summary.json``)."""
+RESULT_TABLES = ("documents", "clusters", "pairs")
+"""The tables every run's output folder holds (``<name>.parquet``, beside ``summary.json``)."""
 
 
 def _codes(column: pa.ChunkedArray, names: tuple[str, ...]) -> npt.NDArray[np.int8]:
@@ -65,14 +65,14 @@ class DedupResult:
     """A method's extra tables (``growth`` for shingle-paragraphs), by name."""
 
     @staticmethod
-    def read(folder: Path, documents: list[str] | None = None) -> DedupResult:
-        """The result written in ``folder`` (Parquet tables); ``documents``: the columns of the
+    def read(folder: Path, columns: list[str] | None = None) -> DedupResult:
+        """The result written in ``folder`` (Parquet tables); ``columns``: those of the
         documents table to read (all by default)."""
         stats: dict[str, Any] = json.loads((folder / "summary.json").read_text())
         tables = {path.name.removesuffix(".parquet"): pq.read_table(path)
                   for path in sorted(folder.glob("*.parquet"))
                   if path.name.removesuffix(".parquet") not in RESULT_TABLES}
-        return DedupResult(pq.read_table(folder / "documents.parquet", columns=documents),
+        return DedupResult(pq.read_table(folder / "documents.parquet", columns=columns),
                            pq.read_table(folder / "clusters.parquet"),
                            pairs_from_table(pq.read_table(folder / "pairs.parquet")),
                            stats, tables)

@@ -81,7 +81,7 @@ def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
                                 workers=max(1, workers))
         run_engine([], out, config or DedupConfig(), options, progress=progress,
                    documents=documents_from(docs))
-        return DedupResult.read(out, documents=columns)
+        return DedupResult.read(out, columns)
 
 
 def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
