@@ -105,10 +105,11 @@ def verification_rule(summary: dict[str, object]) -> str:
     return f"exact {rule} of the shingle sets (site templates removed){where}"
 
 
-def relation_words(method: str, relation: str, rule: str) -> str:
-    """Why a verified pair of a run holds: its method, its relation and the rule it passed."""
-    if method == "revisit":
+def relation_words(found_by: str, relation: str, rule: str) -> str:
+    """Why a verified pair of a run holds: what found it (a method, or a revisit record), its
+    relation and the rule it passed."""
+    if found_by == "revisit":
         return "a WARC revisit record of the other capture (same payload digest)"
     if relation in _RELATION_WORDS:
         return _RELATION_WORDS[relation]
-    return f"{method} candidate, {relation}: {rule}"
+    return f"{found_by} candidate, {relation}: {rule}"

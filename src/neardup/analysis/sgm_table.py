@@ -44,9 +44,10 @@ def _rows(run: DedupRun, label: str) -> list[tuple[Value, ...]]:
 
 
 def chunks_section(runs: Sequence[DedupRun], labels: Sequence[str]) -> Section:
-    """The Table 1 section over the ``chunks`` runs among ``runs`` (omitted when none)."""
+    """The Table 1 section over the runs of S&GM's overlap among ``runs`` (those whose near
+    record names its algorithm; omitted when none)."""
     chosen = [(run, label) for run, label in zip(runs, labels, strict=True)
-              if run.method == "chunks" and isinstance(run.summary.get("near"), dict)]
+              if isinstance(run.summary.get("near"), dict) and "algorithm" in run.summary["near"]]
     if not chosen:
         return Section("chunks", SECTION_TITLES["chunks"],
                        omitted="no chunks run: run dedup --method chunks (one per chunking)")

@@ -43,11 +43,11 @@ from neardup.engine.outputs import TableSink
 from neardup.engine.partition import read_meta
 from neardup.engine.workdir import identity_differences, write_atomic
 from neardup.errors import ConfigError
+from neardup.methods.registry import join_of
 
-__all__ = ["REUSED_METHODS", "near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
+__all__ = ["near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
            "record_near_pairs", "write_decisions"]
 
-REUSED_METHODS = ("simhash", "minhash")
 """The methods whose old near pairs are read from the earlier run instead of verified again."""
 NEAR_PAIRS = "near-pairs.json"
 
@@ -83,10 +83,12 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
 def old_near_pairs(root: Path, config: DedupConfig,
                    dropped: list[tuple[int, ...]]) -> tuple[Path, ...] | None:
     """The files of every near pair among the documents of the run in ``root``, when they can
-    stand for this run's pairs among those documents: same method in :data:`REUSED_METHODS`, no
-    template removed in that run, and the old revisits dropped as they were (``dropped``: this
-    run's dropped rows of the old partitions), so that the old documents keep their numbers."""
-    if config.method not in REUSED_METHODS:
+    stand for this run's pairs among those documents: same method, whose join keeps its keys
+    for reuse, no template removed in that run, and the old revisits dropped as they were
+    (``dropped``: this run's dropped rows of the old partitions), so that the old documents keep
+    their numbers."""
+    join = join_of(config)
+    if join is None or not join.reuses_keys:
         return None
     try:
         link = json.loads((root / "done" / "link.json").read_text())

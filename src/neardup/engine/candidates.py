@@ -67,8 +67,8 @@ from neardup.index.hamming import (
     permute_table,
     table_pairs,
 )
-from neardup.index.lsh import choose_bands
-from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
+from neardup.methods.joins import SignatureBands
+from neardup.methods.registry import signer_of
 from neardup.store.durable import sync
 
 __all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candidates",
@@ -157,8 +157,8 @@ def simhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
              for table, writer in enumerate(writers) for bucket in range(writer.count)]
     with _PairSink(folder / "pairs.bin") as sink:
         sink.append(tasks, bucket_map(_join_table, tasks))
-    write_keys(folder, KeyRecord("simhash", per_table, (design.choose, *design.blocks),
-                                 (*olds, folder)))
+    write_keys(folder, KeyRecord(config.method, "tables", per_table,
+                                 (design.choose, *design.blocks), (*olds, folder)))
     return {"k": config.max_hamming, "blocks": list(design.blocks), "choose": design.choose,
             "tables": len(plans), **_about(started, old)}
 
@@ -218,7 +218,8 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     are not kept for reuse). Inside :func:`neardup.engine.keystore.reusing_keys`, only the new
     documents' keys are emitted and joined with the kept ones."""
     started = (time.perf_counter(), time.process_time())
-    bands = choose_bands(config.minhash.num_perm, config.threshold, LSH_FALSE_POSITIVE_WEIGHT)
+    bands, signer = SignatureBands.banding(config), signer_of(config)
+    assert signer is not None, "a join of signature bands"
     first, old = _reusable(config, content)
     if old is not None and tuple(old.layout) != (bands.bands, bands.rows):
         first, old = 0, None
@@ -226,7 +227,7 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     writer = BucketWriter(folder / "bands", old.buckets if old is not None else bucket_count(
         count * bands.bands * BAND_ROW.itemsize, budget), BAND_ROW)
     for part, docs, local in survivor_rows(catalog, survivors, first):
-        keys = band_key_rows(part.folder, part.kept_rows()[local], bands,
+        keys = band_key_rows(part.folder, part.kept_rows()[local], bands, signer,
                              content.adjuster(part, local) if content is not None else None)
         for band in range(bands.bands):
             rows = np.empty(docs.size, dtype=BAND_ROW)
@@ -241,8 +242,8 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
              for bucket in range(writer.count)]
     _distinct_pairs(joins, folder, count)
     if content is None or not content.active:
-        write_keys(folder, KeyRecord("minhash", writer.count, (bands.bands, bands.rows),
-                                     (*olds, folder)))
+        write_keys(folder, KeyRecord(config.method, "bands", writer.count,
+                                     (bands.bands, bands.rows), (*olds, folder)))
     return {"threshold": config.threshold, "bands": bands.bands, "rows": bands.rows,
             **_about(started, old)}
 

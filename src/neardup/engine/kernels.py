@@ -18,14 +18,15 @@ from neardup._types import I64, U64
 from neardup.engine.catalog import Catalog
 from neardup.engine.partition import shingle_slices, signature_rows
 from neardup.engine.templates import ContentReader
+from neardup.methods.joins import Signer
 
 __all__ = ["equal_key_pairs", "gather_sets", "sorted_equal_key_pairs"]
 
 
-def gather_sets(catalog: Catalog, docs: I64, signatures: bool,
+def gather_sets(catalog: Catalog, docs: I64, signer: Signer | None,
                 content: ContentReader | None) -> tuple[U64, I64, U64, Any]:
-    """Shingle sets (flat, offsets; content sets with ``content``), simhashes and signatures
-    (or None) of sorted ``docs``."""
+    """Shingle sets (flat, offsets; content sets with ``content``), simhashes and, with the
+    run's ``signer``, signatures (else None) of sorted ``docs``."""
     which, rows = catalog.locate(docs)
     flats, sizes, simhashes, rows_out = [], [], [], []
     for index in np.unique(which).tolist():
@@ -37,14 +38,14 @@ def gather_sets(catalog: Catalog, docs: I64, signatures: bool,
         flats.append(flat)
         sizes.append(np.diff(offsets))
         simhashes.append(catalog.columns(part)["simhash"][chosen])
-        if signatures:
-            stored = signature_rows(part.folder, raw)
+        if signer is not None:
+            stored = signature_rows(part.folder, raw, signer)
             rows_out.append(stored if content is None
                             else content.signatures(part, chosen, stored))
     offsets = np.zeros(docs.size + 1, dtype=np.int64)
     np.cumsum(np.concatenate(sizes), out=offsets[1:])
     return (np.concatenate(flats), offsets, np.concatenate(simhashes),
-            np.concatenate(rows_out) if signatures else None)
+            np.concatenate(rows_out) if signer is not None else None)
 
 
 def equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:

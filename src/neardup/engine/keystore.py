@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -51,11 +51,14 @@ class KeyRecord:
     """The kept candidate keys of a run: see the module's notes."""
 
     method: str
+    """The run's method: keys are joined only with keys of the same method."""
+    kind: Literal["tables", "bands"]
+    """Permuted Hamming tables or signature bands."""
     buckets: int
     layout: tuple[int, ...]
-    """simhash: (choose, *blocks) of the Hamming design; minhash: (bands, rows)."""
+    """tables: (choose, *blocks) of the Hamming design; bands: (bands, rows)."""
     folders: tuple[Path, ...]
-    """Each holds bucket files (simhash: ``table<t>/``; minhash: ``bands/``); together the
+    """Each holds bucket files (tables: ``table<t>/``; bands: ``bands/``); together the
     keys of every exact-level survivor of the run, each in one folder."""
 
     def __post_init__(self) -> None:
@@ -66,7 +69,7 @@ class KeyRecord:
 
     def subfolders(self) -> list[str]:
         """The bucket folders inside each listed folder."""
-        if self.method == "simhash":
+        if self.kind == "tables":
             tables = len(HammingDesign(tuple(self.layout[1:]), self.layout[0]).tables())
             return [f"table{table}" for table in range(tables)]
         return ["bands"]
@@ -81,7 +84,7 @@ def write_keys(folder: Path, record: KeyRecord) -> None:
     """Write ``record`` as ``folder/keys.json``, synced (``folder`` itself is written as ``.``:
     its stage publishes it under another name)."""
     folders = ["." if path == folder else str(path) for path in record.folders]
-    data = json.dumps({"method": record.method, "buckets": record.buckets,
+    data = json.dumps({"method": record.method, "kind": record.kind, "buckets": record.buckets,
                        "layout": list(record.layout), "folders": folders}).encode()
     with open(folder / KEYS, "wb") as out:
         out.write(data)
@@ -92,7 +95,10 @@ def read_keys(folder: Path) -> KeyRecord | None:
     """The record in ``folder`` (None when absent or unreadable: the keys are emitted again)."""
     try:
         raw = json.loads((folder / KEYS).read_text())
-        return KeyRecord(str(raw["method"]), int(raw["buckets"]),
+        kind = raw["kind"]
+        if kind not in ("tables", "bands"):
+            return None
+        return KeyRecord(str(raw["method"]), kind, int(raw["buckets"]),
                          tuple(int(v) for v in raw["layout"]),
                          tuple(folder if f == "." else Path(f) for f in raw["folders"]))
     except (OSError, ValueError, KeyError, TypeError):

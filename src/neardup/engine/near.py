@@ -1,23 +1,23 @@
 """Stages 4 and 5 for every method: candidates then verification, out of core.
 
-The per-host templates are counted first (:mod:`neardup.engine.templates`), then:
+The per-host templates are counted first (:mod:`neardup.engine.templates`), then the join
+kind the method's unit names (:mod:`neardup.methods.joins`) runs:
 
-- ``simhash`` and ``minhash``: candidate pairs from bucketed keys
+- Hamming tables and signature bands: candidate pairs from bucketed keys
   (:mod:`neardup.engine.candidates`), verified by :mod:`neardup.engine.verify`;
-- ``sketch``, ``supershingle`` (:mod:`neardup.engine.sketchjoin`), ``chunks``
-  (:mod:`neardup.engine.chunkjoin`) and ``smfa`` (:mod:`neardup.engine.smfajoin`): the method's
-  keys bucketed and joined bucket by bucket (shared counts out of core for the counting
-  methods), the found pairs verified with the method's own columns and rule
-  (:mod:`neardup.engine.scoring`).
-
-- ``shingle-paragraphs`` (:mod:`neardup.engine.paragraphs`): Pereira et al.'s iterations, each
+- sketch counts (:mod:`neardup.engine.sketchjoin`), chunk overlap
+  (:mod:`neardup.engine.chunkjoin`) and SMFA matches (:mod:`neardup.engine.smfajoin`): the
+  method's keys bucketed and joined bucket by bucket (shared counts out of core for the
+  counting kinds), the found pairs verified with the method's own columns and rule
+  (:mod:`neardup.engine.scoring`);
+- paragraph iterations (:mod:`neardup.engine.paragraphs`): Pereira et al.'s iterations, each
   sub-collection joined with the rest of the collection through bucketed key files, the pairs
   verified like the joined methods'.
 
-With ``write_relations`` (method ``chunks``), S&GM's relation tables are written piece by piece
+With ``write_relations`` (chunk overlap), S&GM's relation tables are written piece by piece
 from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). These
-methods never load the run's prints into this process; a method whose unit has a ``find``
-(``keyword``, or one registered later) runs in memory through it.
+joins never load the run's prints into this process; a method whose unit has a ``find``
+instead of a join (``keyword``, or one registered later) runs in memory through it.
 
 Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
 ``near/tables.pkl`` and the relation tables as ``near/tables/<name>.parquet``.
@@ -60,8 +60,17 @@ from neardup.engine.templates import (
 from neardup.engine.verify import verify_candidates
 from neardup.engine.workdir import WorkDir, drop_scratch, publish_dir
 from neardup.features.templates import TemplateSet
+from neardup.methods.joins import (
+    ChunkOverlap,
+    HammingTables,
+    Join,
+    ParagraphIterations,
+    SignatureBands,
+    SketchCounts,
+    SmfaMatches,
+)
 from neardup.methods.prints import DocumentPrints
-from neardup.methods.registry import near_method
+from neardup.methods.registry import join_of, near_method
 from neardup.store.durable import sync
 
 __all__ = ["NEAR_RESULTS", "near_tables", "run_near", "runs_out_of_core",
@@ -76,15 +85,11 @@ with their record ``keys.json`` (joined by later ``--against`` runs), and the ca
 16 bytes each, for inspection."""
 
 
-def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                  folder: Path, budget: int, content: ContentReader) -> dict[str, Any]:
-    """simhash, minhash: candidates by bucketed keys, then verification."""
-    if config.method == "simhash":
-        parameters = simhash_candidates(config, catalog, survivors, folder / "candidates", budget,
-                                        content)
-    else:
-        parameters = minhash_candidates(config, catalog, survivors, folder / "candidates", budget,
-                                        content)
+def _keyed(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+           folder: Path, budget: int, content: ContentReader, join: Join) -> dict[str, Any]:
+    """Hamming tables, signature bands: candidates by bucketed keys, then verification."""
+    find = simhash_candidates if isinstance(join, HammingTables) else minhash_candidates
+    parameters = find(config, catalog, survivors, folder / "candidates", budget, content)
     started = time.perf_counter()
     with open(folder / "pairs.bin", "wb") as out:
         candidates, verified = verify_candidates(config, catalog,
@@ -98,12 +103,13 @@ def _fingerprints(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[
 
 
 def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-            folder: Path, budget: int, content: ContentReader,
-            templates: TemplateSet) -> dict[str, Any]:
-    """sketch, supershingle, chunks, smfa: found pairs by the method's key join, verified."""
+            folder: Path, budget: int, content: ContentReader, templates: TemplateSet,
+            join: Join) -> dict[str, Any]:
+    """Sketch counts, chunk overlap, SMFA matches: found pairs by the method's key join,
+    verified with its rule."""
     work = folder / "join"
     rule = resemblance_rule
-    if config.method == "chunks":
+    if isinstance(join, ChunkOverlap):
         chunk_templates = run_chunk_templates(config, catalog, survivors, work / "templates",
                                               budget)
         templates.chunks = int(sum(values.size for values in chunk_templates.values()))
@@ -112,11 +118,13 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
         if config.write_relations:
             write_relations(catalog, work / "fprints", config.overlap.drop_common or 0,
                             folder / "tables", budget)
-    elif config.method == "smfa":
+    elif isinstance(join, SmfaMatches):
         found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)
     else:
-        found, candidates, parameters = sketch_found(config, catalog, survivors, work, budget)
-        rule = sketch_rule
+        assert isinstance(join, SketchCounts)
+        found, candidates, parameters = sketch_found(config, join, catalog, survivors, work,
+                                                     budget)
+        rule = resemblance_rule if join.supershingles else sketch_rule
     kept = score_found(config, catalog, content, found, folder / "pairs.bin", budget, rule)
     shutil.rmtree(work)
     equivalent = int(kept[RELATIONS.index("shingle-equivalent")])
@@ -127,26 +135,27 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
 def _paragraphs(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                 folder: Path, budget: int, content: ContentReader,
                 exact_pairs: Path) -> dict[str, Any]:
-    """shingle-paragraphs: the iterations over bucketed keys, then verification."""
+    """Shingle paragraphs: the iterations over bucketed keys, then verification."""
     record = paragraphs_near(config, catalog, survivors, exact_pairs, folder, budget, content)
     with open(folder / "tables.pkl", "wb") as out:
         pickle.dump({"growth": record["growth"]}, out)
     return record
 
 
-def _out_of_core(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                 folder: Path, budget: int, exact_pairs: Path) -> dict[str, Any]:
+def _out_of_core(config: DedupConfig, join: Join, catalog: Catalog,
+                 survivors: npt.NDArray[np.bool_], folder: Path, budget: int,
+                 exact_pairs: Path) -> dict[str, Any]:
     started = time.perf_counter()
     templates = run_templates(config, catalog, survivors, folder / "templates", budget)
     content = ContentReader(config, catalog, templates)
     counted = round(time.perf_counter() - started, 4)
-    if config.method in ("simhash", "minhash"):
-        record = _fingerprints(config, catalog, survivors, folder, budget, content)
+    if isinstance(join, (HammingTables, SignatureBands)):
+        record = _keyed(config, catalog, survivors, folder, budget, content, join)
         record["phases"]["templates"] = counted
-    elif config.method == "shingle-paragraphs":
+    elif isinstance(join, ParagraphIterations):
         record = _paragraphs(config, catalog, survivors, folder, budget, content, exact_pairs)
     else:
-        record = _joined(config, catalog, survivors, folder, budget, content, templates)
+        record = _joined(config, catalog, survivors, folder, budget, content, templates, join)
     counts = {name: record.pop(name) for name in ("candidates", "verified", "rejected")}
     return {**counts, "verification": config.verification, **record,
             "templates": templates.summary(config.templates)}
@@ -179,10 +188,8 @@ def _in_memory(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
 
 
 def runs_out_of_core(config: DedupConfig) -> bool:
-    """Whether the near stage runs out of core for ``config`` (its method has no in-memory
-    ``find``)."""
-    method = near_method(config.method)
-    return method is not None and not method.in_memory
+    """Whether the near stage runs out of core for ``config`` (its method names a join)."""
+    return join_of(config) is not None
 
 
 def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
@@ -194,8 +201,8 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
     if (record := work.done(STAGE)) is not None:
         return final, record
     temporary = work.temporary(final)
-    if runs_out_of_core(config):
-        record = _out_of_core(config, catalog, survivors, temporary, budget,
+    if (join := join_of(config)) is not None:
+        record = _out_of_core(config, join, catalog, survivors, temporary, budget,
                               work.root / "exact" / "pairs.bin")
     else:
         record = _in_memory(config, catalog, survivors, temporary)

@@ -27,7 +27,6 @@ import json
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
-from neardup.config import DedupConfig, MinHashConfig
+from neardup.config import DedupConfig
 from neardup.engine.workdir import read_array, write_array
-from neardup.fingerprints.minhash import MinHash
-from neardup.index.lsh import LSHBands, band_keys, choose_bands
-from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
+from neardup.index.lsh import LSHBands, band_keys
+from neardup.methods.joins import SignatureBands, Signer
 from neardup.methods.prints import DocumentPrints
+from neardup.methods.registry import join_of
 from neardup.store.durable import sync
 
 __all__ = ["NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features", "read_layout",
@@ -85,12 +84,13 @@ class Layout:
 
 def layout_for(config: DedupConfig, *, features: bool) -> Layout:
     """The layout of the partitions of a run of ``config``."""
-    if config.method != "minhash":
+    join = join_of(config)
+    if not isinstance(join, SignatureBands):
         return Layout(links=config.links, features=features)
     minhash = config.minhash
     if minhash.shingles != config.verify_shingles:  # not a function of the stored sets
         return Layout(links=config.links, features=features, signatures=minhash.num_perm)
-    bands = choose_bands(minhash.num_perm, config.threshold, LSH_FALSE_POSITIVE_WEIGHT)
+    bands = join.banding(config)
     return Layout(links=config.links, features=features, signatures=minhash.num_perm,
                   derived=True, seed=minhash.seed, bands=bands.bands, rows=bands.rows)
 
@@ -205,14 +205,10 @@ def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
     return flat, out_offsets
 
 
-@lru_cache(maxsize=8)
-def _minhash(width: int, seed: int) -> MinHash:
-    return MinHash(MinHashConfig(num_perm=width, seed=seed))
-
-
-def signature_rows(folder: Path, rows: I64) -> U64:
-    """The min-hash signatures of ``rows`` (local indices), one row each: read where stored,
-    else recomputed from their verification sets (the values the fingerprint stage had)."""
+def signature_rows(folder: Path, rows: I64, signer: Signer) -> U64:
+    """The signatures of ``rows`` (local indices), one row each: read where stored, else
+    recomputed by ``signer`` (the run's) from their verification sets (the values the
+    fingerprint stage had)."""
     stored = folder / "signatures.npy"
     if stored.exists():
         mapped = np.load(stored, mmap_mode="r")
@@ -220,15 +216,14 @@ def signature_rows(folder: Path, rows: I64) -> U64:
         del mapped
         return signatures
     layout = read_layout(folder)
-    minhash = _minhash(layout.signatures, layout.seed)
     flat, offsets = shingle_slices(folder, rows)
     signatures = np.empty((rows.size, layout.signatures), dtype=np.uint64)
     for row in range(rows.size):
-        signatures[row] = minhash.of_shingles(flat[offsets[row]:offsets[row + 1]])
+        signatures[row] = signer.of_shingles(flat[offsets[row]:offsets[row + 1]])
     return signatures
 
 
-def band_key_rows(folder: Path, rows: I64, bands: LSHBands,
+def band_key_rows(folder: Path, rows: I64, bands: LSHBands, signer: Signer,
                   adjust: Callable[[U64], U64] | None = None) -> U64:
     """The LSH band keys of ``rows`` (one column per band): read where stored for this banding,
     else from their signatures, first passed through ``adjust`` when given (the signatures of
@@ -239,7 +234,7 @@ def band_key_rows(folder: Path, rows: I64, bands: LSHBands,
         keys: U64 = np.array(mapped[rows])
         del mapped
         return keys
-    signatures = signature_rows(folder, rows)
+    signatures = signature_rows(folder, rows, signer)
     if adjust is not None:
         signatures = adjust(signatures)
     keys = np.empty((rows.size, bands.bands), dtype=np.uint64)
@@ -248,28 +243,18 @@ def band_key_rows(folder: Path, rows: I64, bands: LSHBands,
     return keys
 
 
-def _all_signatures(folder: Path, meta: dict[str, list[Any]]) -> U64 | None:
-    layout = read_layout(folder)
-    if not layout.signatures:
-        return None
-    signatures = signature_rows(folder, np.arange(len(meta["id"]), dtype=np.int64))
-    if layout.derived:  # a revisit's stored signature was zeros
-        signatures[[value is not None for value in meta["revisit_of"]]] = 0
-    return signatures
-
-
 def read_prints(folder: Path, features: bool) -> list[DocumentPrints]:
-    """The partition's documents as :class:`DocumentPrints` (for the in-memory near methods)."""
+    """The partition's documents as :class:`DocumentPrints` (for the in-memory near methods,
+    whose partitions store no signatures)."""
     meta = read_meta(folder).to_pydict()
     rows = np.arange(len(meta["id"]), dtype=np.int64)
     flat, offsets = shingle_slices(folder, rows)
-    signatures = _all_signatures(folder, meta)
     extra = read_features(folder) if features else None
     prints = []
     for row in rows.tolist():
         fields = {name: meta[name][row] for name in (*_STRINGS, *NUMERIC)}
         prints.append(DocumentPrints(
-            **fields, signature=None if signatures is None else signatures[row],
+            **fields, signature=None,
             shingles=flat[offsets[row]:offsets[row + 1]],
             features=None if extra is None else extra[row],
             links=tuple(meta["links"][row]) if "links" in meta else ()))

@@ -51,6 +51,7 @@ from neardup.engine.pairfiles import to_records
 from neardup.engine.verify import pairs_of_new
 from neardup.engine.workdir import WorkDir, write_atomic
 from neardup.methods.pairs import Pairs
+from neardup.methods.registry import join_of
 from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_map
 from neardup.overlap.phases import PhaseMeter
 from neardup.sources.blocks import BlockCursor, Blocks
@@ -247,7 +248,7 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
     write_outputs(catalog, clusters, [p for p in pair_files if p not in (reuse or ())], out,
-                  fmt=fmt, policy=config.keep, with_simhash=config.method == "simhash",
+                  fmt=fmt, policy=config.keep, with_simhash=_with_simhash(config),
                   links=config.links, scratch=scratch, budget=options.budget, first=old)
     write_near_tables(near_folder, out, fmt)
     shutil.rmtree(scratch, ignore_errors=True)
@@ -304,6 +305,13 @@ def _step(progress: Callable[[str, int, int], None] | None, stage: str, done: in
 def _cpu(records: list[dict[str, Any]]) -> dict[str, float]:
     return {name: round(sum(float(r[name]) for r in records), 4)
             for name in ("extract_cpu", "fingerprint_cpu")}
+
+
+def _with_simhash(config: DedupConfig) -> bool:
+    """Whether the documents table shows each document's simhash (its method's join reads
+    them)."""
+    join = join_of(config)
+    return join is not None and join.simhash_column
 
 
 def _summary(inputs: list[str], config: DedupConfig, media: str, records: list[dict[str, Any]],

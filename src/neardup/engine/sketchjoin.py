@@ -37,6 +37,7 @@ from neardup.engine.scoring import found_rows
 from neardup.engine.sketchstore import SketchStore
 from neardup.engine.survivors import survivor_features
 from neardup.fingerprints.sketch_pairs import mod_ratios, pair_estimates
+from neardup.methods.joins import SketchCounts
 from neardup.methods.sketch import SketchFeatures
 from neardup.overlap.phases import PhaseMeter
 
@@ -83,11 +84,11 @@ def _collapse(writer: BucketWriter, collapsed: npt.NDArray[np.bool_],
     return groups, members
 
 
-def _values(config: DedupConfig, catalog: Catalog, chosen: npt.NDArray[np.bool_],
+def _values(join: SketchCounts, catalog: Catalog, chosen: npt.NDArray[np.bool_],
             entries: int, folder: Path, budget: int) -> BucketWriter:
     """Pass 2: (value, doc) rows of the documents left after the equivalence step."""
     writer = BucketWriter(folder / "values", bucket_count(entries * KEYED.itemsize, budget), KEYED)
-    rows_of = supershingle_rows if config.method == "supershingle" else value_rows
+    rows_of = supershingle_rows if join.supershingles else value_rows
     for chunk in survivor_features(catalog, chosen):
         rows = rows_of(_features(chunk.features, chunk.docs), chunk.docs)
         writer.add(rows, spread(rows["key"]))
@@ -95,13 +96,13 @@ def _values(config: DedupConfig, catalog: Catalog, chosen: npt.NDArray[np.bool_]
     return writer
 
 
-def _estimates(config: DedupConfig, store: SketchStore, dropped: U64, a: I64, b: I64,
-               shared: I64) -> tuple[F64, F64, F64]:
+def _estimates(config: DedupConfig, join: SketchCounts, store: SketchStore, dropped: U64,
+               a: I64, b: I64, shared: I64) -> tuple[F64, F64, F64]:
     """r(a, b), c(a, b), c(b, a) of one bucket of pairs, as the in-memory phase 4 gives them."""
     docs = np.unique(np.concatenate([a, b]))
     flat, offsets, moduli = store.gather(docs)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
-    if config.method == "supershingle":
+    if join.supershingles:
         return pair_estimates(flat, offsets, moduli, i, j, config.sketch)
     flat, offsets = without_values(flat, offsets, dropped)
     if config.sketch.kind == "mod" and not config.sketch.adaptive:
@@ -110,27 +111,29 @@ def _estimates(config: DedupConfig, store: SketchStore, dropped: U64, a: I64, b:
     return pair_estimates(flat, offsets, moduli, i, j, config.sketch)
 
 
-def _select(config: DedupConfig, catalog: Catalog, store: SketchStore, pairs: BucketWriter,
-            counts: KeyCounts, folder: Path, budget: int, out: BinaryIO) -> int:
+def _select(config: DedupConfig, join: SketchCounts, catalog: Catalog, store: SketchStore,
+            pairs: BucketWriter, counts: KeyCounts, folder: Path, budget: int,
+            out: BinaryIO) -> int:
     """Pass 3: the kept pairs of each bucket to ``out``; returns the number of pairs counted."""
     candidates, dropped = 0, counts.dropped_keys
     containers = Containers(catalog, folder / "containers", counts.triplets, budget) \
-        if config.method == "sketch" and config.relation == "contained" else None
+        if config.relation == "contained" else None
     for a, b, shared in shared_counts(pairs):
         candidates += int(a.size)
-        r, c_ab, c_ba = _estimates(config, store, dropped, a, b, shared)
+        r, c_ab, c_ba = _estimates(config, join, store, dropped, a, b, shared)
         if containers is not None:
             containers.add(a, b, c_ab, c_ba, shared, config.threshold)
             continue
-        keep = r >= config.threshold if config.method == "sketch" else np.ones(a.size, np.bool_)
+        keep = np.ones(a.size, np.bool_) if join.supershingles else r >= config.threshold
         out.write(found_rows(a[keep], b[keep], shared[keep], r[keep]).tobytes())
     if containers is not None:
         containers.write_best(out)
     return candidates
 
 
-def sketch_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
-                 folder: Path, budget: int) -> tuple[Path, int, dict[str, object]]:
+def sketch_found(config: DedupConfig, join: SketchCounts, catalog: Catalog,
+                 survivors: npt.NDArray[np.bool_], folder: Path,
+                 budget: int) -> tuple[Path, int, dict[str, object]]:
     """Write the equivalence pairs and the kept pairs to ``folder/found.bin``; returns the path,
     the number of pairs counted (candidates) and the method's parameters."""
     meter = PhaseMeter(trace=False)
@@ -142,19 +145,20 @@ def sketch_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
             equal = _equivalence(catalog, survivors, store, folder, budget, meter)
             groups, members = _collapse(equal, collapsed, out)
         with meter.phase("shingle_merging"):
-            values = _values(config, catalog, survivors & ~collapsed, store.entries, folder,
+            values = _values(join, catalog, survivors & ~collapsed, store.entries, folder,
                              budget)
         with meter.phase("pair_formation_and_merging"):
             pairs, counts = count_shared(values, folder / "pairs", budget, config.drop_common)
         with meter.phase("estimates"):
-            candidates = _select(config, catalog, store, pairs, counts, folder, budget, out)
+            candidates = _select(config, join, catalog, store, pairs, counts, folder, budget,
+                                 out)
     parameters: dict[str, object] = {
         "sketch": config.sketch.tag, "drop_common": config.drop_common,
         "sketch_equivalent_groups": groups, "sketch_equivalent_collapsed": members,
         "entries": counts.entries, "dropped_shingles": int(counts.dropped_keys.size),
         "dropped_entries": counts.dropped_entries, "triplets": counts.triplets,
         "phases": meter.as_dict()}
-    if config.method == "supershingle":
+    if join.supershingles:
         parameters["supershingle_size"] = config.supershingle_size
     else:
         parameters.update(threshold=config.threshold, relation=config.relation)

@@ -41,11 +41,10 @@ from neardup.features.templates import (
     find_templates,
     host_key,
     host_rows,
-    prune,
     templates_of_rows,
 )
-from neardup.fingerprints.minhash import MinHash
 from neardup.methods.prints import DocumentPrints
+from neardup.methods.registry import signer_of
 
 __all__ = ["ContentReader", "content_prints", "host_keys", "resigns", "run_chunk_templates",
            "run_templates"]
@@ -199,9 +198,7 @@ class ContentReader:
         self.catalog = catalog
         self.templates = templates
         self._keys: dict[str, U64] = {}
-        self.minhash = MinHash(config.minhash) if (
-            config.method == "minhash"
-            and config.minhash.shingles == config.verify_shingles) else None
+        self.minhash = signer_of(config) if resigns(config) else None
 
     @property
     def active(self) -> bool:
@@ -240,22 +237,20 @@ class ContentReader:
 
 
 def resigns(config: DedupConfig) -> bool:
-    """Whether min-hash signatures are recomputed from the content sets."""
-    return config.method == "minhash" and config.minhash.shingles == config.verify_shingles
+    """Whether the method's signatures are recomputed from the content sets (they are signed
+    from the verification shingles)."""
+    return signer_of(config) is not None and config.minhash.shingles == config.verify_shingles
 
 
 def content_prints(config: DedupConfig, prints: list[DocumentPrints],
                    survivors: I64) -> tuple[list[DocumentPrints], TemplateSet]:
-    """The documents with each survivor's shingles (and signature) reduced to content, and the
-    template set found."""
+    """The documents with each survivor's shingles reduced to content, and the template set
+    found (for the methods whose near stage runs in memory: they carry no signature)."""
     chosen = survivors.tolist()
     found = find_templates([prints[i].host for i in chosen], [prints[i].shingles for i in chosen],
                            config.templates)
-    if config.method == "chunks":
-        prints = _without_template_chunks(config, prints, survivors, found)
     if not found.shingles:
         return prints, found
-    minhash = MinHash(config.minhash) if resigns(config) else None
     out = list(prints)
     for i in chosen:
         p = prints[i]
@@ -263,28 +258,6 @@ def content_prints(config: DedupConfig, prints: list[DocumentPrints],
         if templates is None:
             continue
         kept = content_set(p.shingles, templates, p.shingle)
-        if kept.size == p.shingles.size and np.array_equal(kept, p.shingles):
-            continue
-        signature = minhash.of_shingles(kept) if minhash is not None else p.signature
-        out[i] = dataclasses.replace(p, shingles=kept, signature=signature)
+        if kept.size != p.shingles.size or not np.array_equal(kept, p.shingles):
+            out[i] = dataclasses.replace(p, shingles=kept)
     return out, found
-
-
-def _without_template_chunks(config: DedupConfig, prints: list[DocumentPrints], survivors: I64,
-                             found: TemplateSet) -> list[DocumentPrints]:
-    """Method ``chunks``: each survivor's chunk fingerprints without the chunks its host repeats
-    on more than the share of its pages (the same rule as for shingles)."""
-    chosen = survivors.tolist()
-    sets = [np.asarray(prints[i].features if prints[i].features is not None else
-                       np.empty(0, dtype=np.uint32), dtype=np.uint64) for i in chosen]
-    chunks = find_templates([prints[i].host for i in chosen], sets, config.templates)
-    found.chunks = int(sum(values.size for values in chunks.shingles.values()))
-    if not chunks.shingles:
-        return prints
-    out = list(prints)
-    for i, values in zip(chosen, sets, strict=True):
-        templates = chunks.of(host_key(prints[i].host))
-        if templates is not None:
-            kept = prune(values, templates).astype(np.uint32)
-            out[i] = dataclasses.replace(prints[i], features=kept)
-    return out

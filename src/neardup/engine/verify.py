@@ -35,6 +35,7 @@ from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
 from neardup.methods.near import scored_pairs
 from neardup.methods.pairs import Pairs
+from neardup.methods.registry import signer_of
 
 __all__ = ["pairs_of_new", "verify_candidates"]
 
@@ -61,7 +62,7 @@ def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any],
            content: ContentReader | None) -> Pairs:
     a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
     docs = np.unique(np.concatenate([a, b]))
-    flat, offsets, simhashes, signatures = _gather(catalog, docs, config.method == "minhash",
+    flat, offsets, simhashes, signatures = _gather(catalog, docs, signer_of(config),
                                                    content)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
     return scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)

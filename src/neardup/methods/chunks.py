@@ -19,6 +19,7 @@ from neardup._types import F64, U32
 from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.chunkprint import chunk_fingerprints
+from neardup.methods.joins import ChunkOverlap
 from neardup.methods.prints import Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
@@ -53,6 +54,7 @@ def shared_chunks(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 _DEFAULTS = DedupConfig()
 UNIT: NearMethod[U32] = NearMethod(
+    join=ChunkOverlap(),
     spec=method_spec("chunks"), features=chunk_features,
     verification="at least T shared chunk fingerprints, then resemblance >= the floor",
     scorer=Scorer("chunks", shared_chunks,

@@ -15,10 +15,10 @@ from neardup.config import DedupConfig, Extractor
 from neardup.document import Document
 from neardup.features.shingles import shingle_set
 from neardup.fingerprints.exact import exact_prints
-from neardup.fingerprints.minhash import MinHash
 from neardup.fingerprints.simhash import SimHash
+from neardup.methods.joins import HammingTables
 from neardup.methods.prints import DocumentPrints, F, Prints, revisit_prints
-from neardup.methods.registry import near_method
+from neardup.methods.registry import join_of, near_method, signer_of
 from neardup.methods.unit import FeatureExtractor
 from neardup.text.canonical import canonical_bytes
 from neardup.text.extract import extract, require_extractor, trafilatura_text
@@ -78,7 +78,8 @@ class Fingerprinter(Generic[F]):
         require_extractor(config.text.extract)
         self.config = config
         self.simhash = SimHash(config.simhash)
-        self.minhash = MinHash(config.minhash) if config.method == "minhash" else None
+        self.minhash = signer_of(config)
+        self.with_simhash = isinstance(join_of(config), HammingTables)
         self.features = features if features is not None else _method_features(config)
 
     def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
@@ -86,7 +87,7 @@ class Fingerprinter(Generic[F]):
         configs agree (the minimum over a set equals that over its bag: hashed once)."""
         if self.minhash is None:
             return None
-        if self.minhash.config.shingles == self.config.verify_shingles:
+        if self.config.minhash.shingles == self.config.verify_shingles:
             return self.minhash.of_shingles(shingles)
         return self.minhash.of_canonical(canonical)
 
@@ -101,7 +102,7 @@ class Fingerprinter(Generic[F]):
         verify = self.config.verify_shingles
         shingles = shingle_set(canonical, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
-        simhash = self.simhash.of_canonical(canonical) if self.config.method == "simhash" else 0
+        simhash = self.simhash.of_canonical(canonical) if self.with_simhash else 0
         signature = self._signature(canonical, shingles)
         features = self.features(doc, text, canonical) if self.features else None
         return Prints(

@@ -13,12 +13,11 @@ import numpy as np
 from neardup._types import F64
 from neardup.config import DedupConfig, method_spec
 from neardup.fingerprints.minhash import MinHash
+from neardup.methods.joins import SignatureBands
 from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import NearMethod
 
-__all__ = ["LSH_FALSE_POSITIVE_WEIGHT", "UNIT", "minhash_estimates"]
-
-LSH_FALSE_POSITIVE_WEIGHT = 0.1  # candidates are verified exactly, so recall matters more
+__all__ = ["UNIT", "minhash_estimates"]
 
 
 def minhash_estimates(documents: ScoredPairs, config: DedupConfig) -> F64:
@@ -33,6 +32,7 @@ def minhash_estimates(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[None] = NearMethod(
+    join=SignatureBands(MinHash),
     spec=method_spec("minhash"),
     verification="LSH bands of the signatures, then resemblance >= the threshold",
     scorer=Scorer("minhash", minhash_estimates,

@@ -13,7 +13,9 @@ import numpy as np
 from neardup._types import I64, U64
 from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig
+from neardup.methods.joins import HammingTables
 from neardup.methods.pairs import Pairs, method_code
+from neardup.methods.registry import join_of
 
 __all__ = ["scored_pairs"]
 
@@ -27,7 +29,7 @@ def scored_pairs(config: DedupConfig, a: I64, b: I64, i: I64, j: I64, flat: U64,
     count = a.size
     hamming = np.full(count, -1, dtype=np.int64)
     estimate = np.full(count, np.nan)
-    if config.method == "simhash":
+    if isinstance(join_of(config), HammingTables):
         hamming = np.bitwise_count(simhashes[i] ^ simhashes[j]).astype(np.int64)
     elif signatures is not None and count:
         estimate = np.mean(signatures[i] == signatures[j], axis=1)

@@ -24,6 +24,7 @@ from neardup._types import F64, I64
 from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
+from neardup.methods.joins import ParagraphIterations
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.iterative import ParagraphSets
@@ -108,6 +109,7 @@ def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[ParagraphPrint | None] = NearMethod(
+    join=ParagraphIterations(),
     spec=method_spec("shingle-paragraphs"), features=paragraph_features,
     verification="at least level% equal shingle paragraphs, then resemblance >= the floor",
     scorer=Scorer("shingle-paragraphs", paragraph_percentages,

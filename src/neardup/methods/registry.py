@@ -18,15 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from neardup.config import declare_method, withdraw_method
+from neardup.config import DedupConfig, declare_method, withdraw_method
 from neardup.errors import ConfigError
 from neardup.methods import chunks, exact, keyword, minhash, paragraphs, simhash, sketch, smfa
 from neardup.methods import supershingle as supershingle_unit
+from neardup.methods.joins import Join, SignatureBands, Signer
 from neardup.methods.scoring import Scorer
 from neardup.methods.unit import ExactMethod, NearMethod
 
-__all__ = ["BUILTIN", "EXACT", "NearMethod", "method_names", "near_method",
-           "near_methods", "register", "scorers", "unregister"]
+__all__ = ["BUILTIN", "EXACT", "NearMethod", "join_of", "method_names", "near_method",
+           "near_methods", "register", "scorers", "signer_of", "unregister"]
 
 EXACT: ExactMethod = exact.UNIT
 BUILTIN: tuple[NearMethod[Any], ...] = (
@@ -54,6 +55,19 @@ def near_method(name: str) -> NearMethod[Any] | None:
     if name not in _NEAR:
         raise ConfigError(f"method={name!r}: no such near-duplicate method")
     return _NEAR[name]
+
+
+def join_of(config: DedupConfig) -> Join | None:
+    """The join kind the engine runs for ``config.method`` (None: ``exact``, or a method whose
+    near stage runs in memory through its ``find``)."""
+    method = near_method(config.method)
+    return None if method is None else method.join
+
+
+def signer_of(config: DedupConfig) -> Signer | None:
+    """The signer of ``config.method`` when its candidates come from signature bands."""
+    join = join_of(config)
+    return join.signer(config.minhash) if isinstance(join, SignatureBands) else None
 
 
 def scorers() -> tuple[Scorer, ...]:

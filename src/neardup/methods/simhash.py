@@ -13,6 +13,7 @@ import numpy as np
 from neardup._types import F64
 from neardup.config import DedupConfig, method_spec
 from neardup.fingerprints.simhash import SimHash
+from neardup.methods.joins import HammingTables
 from neardup.methods.scoring import SIMHASH_K, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import NearMethod
 
@@ -30,6 +31,7 @@ def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[None] = NearMethod(
+    join=HammingTables(),
     spec=method_spec("simhash"),
     verification="simhash within max_hamming bits, then resemblance >= the floor",
     scorer=Scorer("simhash", simhash_distances,

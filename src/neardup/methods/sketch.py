@@ -41,6 +41,7 @@ from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.sketch import Sketcher, estimate_resemblance
 from neardup.fingerprints.supershingle import supershingles
+from neardup.methods.joins import SketchCounts
 from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.phases import PhaseMeter
@@ -144,6 +145,7 @@ def sketch_estimates_of(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[SketchFeatures] = NearMethod(
+    join=SketchCounts(),
     spec=method_spec("sketch"), features=sketch_features,
     verification="estimated resemblance (or containment) >= the threshold, then the exact "
                  "resemblance >= the floor (containment >= the threshold for contained links)",

@@ -23,6 +23,7 @@ from neardup._types import F64
 from neardup.config import DedupConfig, method_spec
 from neardup.document import Document
 from neardup.fingerprints.smfa import SmfaPrint, smfa_fingerprint
+from neardup.methods.joins import SmfaMatches
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.text.html import html_blocks
@@ -59,6 +60,7 @@ def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[SmfaFeatures] = NearMethod(
+    join=SmfaMatches(),
     spec=method_spec("smfa"), features=smfa_features,
     verification="equal SMFA fingerprints, then resemblance >= the floor",
     scorer=Scorer("smfa", smfa_equal,

@@ -14,6 +14,7 @@ from neardup._types import F64, I64
 from neardup.config import DedupConfig, method_spec
 from neardup.fingerprints.sketch_pairs import pair_estimates
 from neardup.fingerprints.supershingle import supershingles
+from neardup.methods.joins import SketchCounts
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.sketch import (
     SketchFeatures,
@@ -58,6 +59,7 @@ def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 UNIT: NearMethod[SketchFeatures] = NearMethod(
+    join=SketchCounts(supershingles=True),
     spec=method_spec("supershingle"), features=supershingle_features,
     verification="a shared super-shingle, then resemblance >= the floor",
     scorer=Scorer("supershingle", shared_supershingles,

@@ -4,9 +4,10 @@
 A unit holds its config-side spec (:class:`neardup.config.MethodSpec`: name, tags, default
 threshold, checks), its per-document feature extractor (run in the worker processes; the type it
 returns is the ``F`` of ``Prints[F]``), a one-line ``verification`` rule, its evaluation
-:class:`~neardup.methods.scoring.Scorer` and, for a method without out-of-core steps in the
-engine, its ``find`` (candidates and verification over the prints of the documents that survive
-the exact levels, held in memory). :mod:`neardup.methods.registry` lists the units.
+:class:`~neardup.methods.scoring.Scorer`, and either the join kind the engine runs for it out
+of core (:mod:`neardup.methods.joins`) or its ``find`` (candidates and verification over the
+prints of the documents that survive the exact levels, held in memory).
+:mod:`neardup.methods.registry` lists the units.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Generic
 from neardup._types import I64
 from neardup.config import DedupConfig, MethodSpec
 from neardup.document import Document
+from neardup.methods.joins import Join
 from neardup.methods.pairs import Pairs
 from neardup.methods.prints import F, Prints
 from neardup.methods.scoring import Scorer
@@ -49,14 +51,20 @@ Find = Callable[[DedupConfig, list[Prints[F]], I64], NearStage]
 class NearMethod(Generic[F]):
     """One near-duplicate method: ``verification`` says in a line which pairs it keeps;
     ``features`` builds its per-document extractor (None: it reads only the shared prints);
-    ``find``, when given, runs its near stage over prints held in memory (None: the engine runs
-    the method's out-of-core steps)."""
+    ``join`` names the join kind the engine runs for it out of core
+    (:mod:`neardup.methods.joins`); ``find``, for a method without one, runs its near stage
+    over prints held in memory."""
 
     spec: MethodSpec
     scorer: Scorer
     verification: str
     features: Callable[[DedupConfig], FeatureExtractor[F]] | None = None
+    join: Join | None = None
     find: Find[F] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.join is None) == (self.find is None):
+            raise ValueError(f"method {self.spec.name!r}: give it a join or a find, not both")
 
     @property
     def in_memory(self) -> bool:

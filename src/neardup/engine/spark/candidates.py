@@ -34,8 +34,8 @@ from neardup.engine.kernels import equal_key_pairs
 from neardup.engine.partition import band_key_rows
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
-from neardup.index.lsh import choose_bands
-from neardup.methods.minhash import LSH_FALSE_POSITIVE_WEIGHT
+from neardup.methods.joins import SignatureBands
+from neardup.methods.registry import signer_of
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
@@ -119,14 +119,15 @@ def minhash_candidates(context: SparkContext, config: DedupConfig, catalog: Cata
                        survivors: npt.NDArray[np.bool_], partitions: int,
                        content: ContentReader) -> tuple[RDD[npt.NDArray[Any]], dict[str, object]]:
     """The candidate blocks of the min-hash method (LSH bands) and its parameters."""
-    bands = choose_bands(config.minhash.num_perm, config.threshold, LSH_FALSE_POSITIVE_WEIGHT)
+    bands, signer = SignatureBands.banding(config), signer_of(config)
+    assert signer is not None, "a join of signature bands"
     kept, reader = context.broadcast(survivors), context.broadcast(content)
     routes = np.uint64(4 * partitions)
 
     def keys(index: int) -> Iterator[Block]:
         docs, local = _survivors(catalog, kept.value, index)
         part = catalog.parts[index]
-        keys = band_key_rows(part.folder, part.kept_rows()[local], bands,
+        keys = band_key_rows(part.folder, part.kept_rows()[local], bands, signer,
                              reader.value.adjuster(part, local))
         for band in range(bands.bands):
             rows = np.empty(docs.size, dtype=BAND_ROW)

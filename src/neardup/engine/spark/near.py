@@ -1,11 +1,13 @@
-"""Stages 4 and 5 on Spark for ``simhash`` and ``minhash``; the other methods as locally.
+"""Stages 4 and 5 on Spark for the keyed joins; the other join kinds as locally.
 
-The template stage (per-host counts, out of core) runs on the driver with the local engine's
-function; its template set, small, is shipped to the tasks. Candidates
-(:mod:`neardup.engine.spark.candidates`) and verification (:mod:`neardup.engine.spark.verify`)
-run on Spark. The other methods (sketch, supershingle, chunks, smfa: out of core;
-shingle-paragraphs: in memory) run through :func:`neardup.engine.near.run_near` on the driver,
-exactly as locally. The stage writes what the local one writes: ``near/pairs.bin`` and its marker.
+For a method whose unit names Hamming tables or signature bands
+(:mod:`neardup.methods.joins`), the template stage (per-host counts, out of core) runs on the
+driver with the local engine's function; its template set, small, is shipped to the tasks.
+Candidates (:mod:`neardup.engine.spark.candidates`) and verification
+(:mod:`neardup.engine.spark.verify`) run on Spark. The other kinds (sketch counts, chunk overlap,
+SMFA matches, paragraph iterations: out of core; a unit's ``find``: in memory) run through
+:func:`neardup.engine.near.run_near` on the driver, exactly as locally. The stage writes what the
+local one writes: ``near/pairs.bin`` and its marker.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from neardup.engine.spark.candidates import minhash_candidates, simhash_candidat
 from neardup.engine.spark.verify import verify_pairs, write_verified
 from neardup.engine.templates import ContentReader, run_templates
 from neardup.engine.workdir import WorkDir, drop_scratch, publish_dir
+from neardup.methods.joins import HammingTables, SignatureBands
+from neardup.methods.registry import join_of
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -31,8 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["spark_near"]
 
 STAGE = "near"
-ON_SPARK = ("simhash", "minhash")
-"""The methods whose candidates and verification run as Spark stages."""
 NearStage = Callable[[WorkDir, DedupConfig, Catalog, npt.NDArray[np.bool_], int],
                      tuple[Path, dict[str, Any] | None]]
 
@@ -41,7 +43,7 @@ def _near(context: SparkContext, partitions: int, config: DedupConfig, catalog: 
           survivors: npt.NDArray[np.bool_], folder: Path, budget: int) -> dict[str, Any]:
     templates = run_templates(config, catalog, survivors, folder / "templates", budget)
     content = ContentReader(config, catalog, templates)
-    if config.method == "simhash":
+    if isinstance(join_of(config), HammingTables):
         blocks, parameters = simhash_candidates(context, config, catalog, survivors, partitions)
     else:
         blocks, parameters = minhash_candidates(context, config, catalog, survivors, partitions,
@@ -56,10 +58,10 @@ def _near(context: SparkContext, partitions: int, config: DedupConfig, catalog: 
 
 
 def spark_near(context: SparkContext, partitions: int) -> NearStage:
-    """The near stage with simhash and minhash on Spark (a drop-in for ``run_near``)."""
+    """The near stage with the keyed joins on Spark (a drop-in for ``run_near``)."""
     def run(work: WorkDir, config: DedupConfig, catalog: Catalog,
             survivors: npt.NDArray[np.bool_], budget: int) -> tuple[Path, dict[str, Any] | None]:
-        if config.method not in ON_SPARK:
+        if not isinstance(join_of(config), (HammingTables, SignatureBands)):
             return run_near(work, config, catalog, survivors, budget)
         final = work.root / STAGE
         if (record := work.done(STAGE)) is not None:

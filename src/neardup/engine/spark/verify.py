@@ -31,6 +31,7 @@ from neardup.engine.kernels import gather_sets
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.methods.near import scored_pairs
+from neardup.methods.registry import signer_of
 from neardup.store.durable import sync
 
 if TYPE_CHECKING:
@@ -46,8 +47,8 @@ def _score(config: DedupConfig, catalog: Catalog, content: ContentReader,
            block: npt.NDArray[Any]) -> tuple[int, npt.NDArray[Any]]:
     a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
     docs = np.unique(np.concatenate([a, b]))
-    flat, offsets, simhashes, signatures = gather_sets(catalog, docs,
-                                                       config.method == "minhash", content)
+    flat, offsets, simhashes, signatures = gather_sets(catalog, docs, signer_of(config),
+                                                       content)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
     pairs = scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
     kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
