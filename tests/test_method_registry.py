@@ -15,7 +15,6 @@ from click.testing import CliRunner
 
 from neardup.cli.main import cli
 from neardup.config import (
-    BUILTIN_SPECS,
     DedupConfig,
     MethodSpec,
     ParagraphConfig,
@@ -108,7 +107,8 @@ def fake_method() -> Iterator[NearMethod[int]]:
 
 def test_registry_and_config_layer_list_the_same_methods() -> None:
     assert registry.method_names() == method_names()
-    assert registry.method_names() == tuple(spec.name for spec in BUILTIN_SPECS)
+    assert registry.method_names() == (registry.EXACT.name,
+                                       *(unit.name for unit in registry.BUILTIN))
     for unit in (registry.EXACT, *registry.near_methods()):
         assert unit.spec is method_spec(unit.name)
         assert unit.scorer.name == unit.name

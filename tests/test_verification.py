@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 
 from neardup.cluster.relations import RELATIONS
-from neardup.config import DEDUP_METHODS, DedupConfig
+from neardup.config import DedupConfig, method_names
 from neardup.document import Document
 from neardup.engine.scoring import sketch_rule
-from neardup.methods.pairs import METHODS, Pairs
+from neardup.methods.pairs import Pairs, method_code
 from neardup.pipeline import DedupResult, find_duplicates
 from neardup.sources import open_sources
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "warc"
 WORDS = [f"w{i}" for i in range(3000)]
-NEAR_METHODS = [m for m in DEDUP_METHODS if m != "exact"]
+NEAR_METHODS = [m for m in method_names() if m != "exact"]
 
 
 def sentence(rng: random.Random, words: int = 12) -> str:
@@ -60,7 +60,7 @@ def tempting_pages(seed: int = 0) -> list[Document]:
 
 def assert_verified(result: DedupResult, config: DedupConfig) -> int:
     """Every pair of the near method passes the rule; returns how many pairs it reported."""
-    pairs = result.pairs.select(result.pairs.method == METHODS.index(config.method))
+    pairs = result.pairs.select(result.pairs.method == method_code(config.method))
     rule = config.verification
     near = pairs.relation == RELATIONS.index("near")
     contained = pairs.relation == RELATIONS.index("contained")
@@ -98,7 +98,7 @@ def test_the_containment_rule_ignores_the_estimate() -> None:
     config = DedupConfig(method="sketch", relation="contained", threshold=0.5)
     one = np.ones(2)
     pairs = Pairs(a=np.array([0, 2]), b=np.array([1, 3]),
-                  method=np.full(2, METHODS.index("sketch"), dtype=np.int8),
+                  method=np.full(2, method_code("sketch"), dtype=np.int8),
                   relation=np.full(2, RELATIONS.index("contained"), dtype=np.int8),
                   hamming=np.full(2, -1), estimate=one * 0.5,
                   resemblance=np.array([0.1, 0.1]), containment_ab=np.array([0.24, 0.9]),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
+import neardup.config.methods as _config_methods
+
 if _typing.TYPE_CHECKING:
     from neardup.analysis.pairview import PairView, compare_texts
     from neardup.config import (
@@ -57,6 +59,8 @@ _HOMES = {
     "neardup.text.canonical": ("canonical_text",),
 }
 _HOME = {name: module for module, names in _HOMES.items() for name in names}
+
+_config_methods.provide_methods(lambda: _importlib.import_module("neardup.methods.registry"))
 
 __all__ = [
     "ConfigError",

@@ -14,6 +14,7 @@ from neardup.cli.chunk_options import chunk_options, overlap_fields
 from neardup.cli.field_options import FIELD_OPTIONS, field_options, row_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
+from neardup.cli.method_option import MethodChoice
 from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record_preset
 from neardup.cli.summary import no_documents_message, render_summary
 from neardup.cli.text_options import extract_options, template_config, template_options, text_config
@@ -23,11 +24,11 @@ from neardup.config import (
     ShingleConfig,
     SimHashConfig,
     SketchConfig,
+    method_spec,
     threshold_methods,
 )
 from neardup.engine.result import DedupResult
 from neardup.errors import NeardupError, SourceError
-from neardup.methods.registry import method_names
 from neardup.methods.workers import default_workers
 from neardup.output import OUTPUT_FORMATS
 from neardup.output.folder import WORK_DIR, claim_output
@@ -83,29 +84,10 @@ ESSENTIALS = {
 }
 """The options ``neardup dedup --help`` shows, with a one-line text each."""
 
-class MethodChoice(click.Choice[str]):
-    """``--method``: the registry's methods, read when the option is used or shown (so a method
-    registered after this module was imported is offered too)."""
-
-    def __init__(self) -> None:
-        super().__init__(())
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        return method_names()
-
-    @choices.setter
-    def choices(self, value: object) -> None:
-        pass  # the registry decides
-
-
 def _check_threshold(method: str, threshold: float | None) -> None:
     """--threshold is read by minhash and sketch only: refuse it elsewhere, never ignore it."""
     if threshold is not None and method not in threshold_methods():
-        hint = {"simhash": "simhash pairs documents within --k bits; --min-resemblance drops "
-                           "weak pairs after verification",
-                "chunks": "chunks pairs by shared chunks: see --min-shared",
-                "shingle-paragraphs": "see --level"}.get(method, "")
+        hint = method_spec(method).hint
         raise click.UsageError(f"--threshold has no effect with --method {method}: it is read "
                                f"by {', '.join(threshold_methods()[:-1])} and "
                                f"{threshold_methods()[-1]}" + (f" ({hint})" if hint else ""))

@@ -16,13 +16,13 @@ from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashCon
 from neardup.evaluation.curves import write_curves
 from neardup.evaluation.documents import TOKENIZERS
 from neardup.evaluation.labeled import LabeledSet, LabelMap, labeled_set, read_labeled
-from neardup.evaluation.run import EvaluationConfig, evaluate
+from neardup.evaluation.run import DEFAULT_SCORED, EvaluationConfig, evaluate
 from neardup.evaluation.scorers import scorer_names
 from neardup.evaluation.synthetic import SyntheticConfig, synthetic_pairs, write_jsonl
 
 __all__ = ["evaluate_command", "render_evaluation"]
 
-DEFAULT_METHODS = "exact,simhash,minhash,jaccard"
+DEFAULT_METHODS = ",".join(DEFAULT_SCORED)
 
 
 def _labeled(path: str | None, synthetic: int | None, seed: int, labels: LabelMap,

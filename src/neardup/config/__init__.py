@@ -14,14 +14,14 @@ the import graph: it imports nothing of neardup but :mod:`neardup.errors`.
 
 from __future__ import annotations
 
-from neardup.config.dedup import DedupConfig, DedupRelation, KeepPolicy
+from neardup.config.dedup import DEFAULT_MAX_HAMMING, DedupConfig, DedupRelation, KeepPolicy
 from neardup.config.methods import (
-    BUILTIN_SPECS,
     DEFAULT_MIN_RESEMBLANCE,
     MethodSpec,
     declare_method,
     method_names,
     method_spec,
+    provide_methods,
     threshold_methods,
     withdraw_method,
 )
@@ -49,9 +49,8 @@ from neardup.config.store import StoreConfig, TableSpec
 from neardup.config.text import EXTRACTORS, Extractor, TemplateConfig, TextConfig
 
 __all__ = [
-    "BUILTIN_SPECS",
     "CHUNK_KINDS",
-    "DEDUP_METHODS",
+    "DEFAULT_MAX_HAMMING",
     "DEFAULT_MIN_RESEMBLANCE",
     "EXTRACTORS",
     "ChunkConfig",
@@ -81,10 +80,8 @@ __all__ = [
     "method_spec",
     "paper_min_shared",
     "parse_bytes",
+    "provide_methods",
     "threshold_methods",
     "withdraw_method",
 ]
 
-DEDUP_METHODS: tuple[str, ...] = tuple(spec.name for spec in BUILTIN_SPECS)
-"""The built-in methods' names (``exact`` runs no near stage); :func:`method_names` adds those
-registered at run time."""

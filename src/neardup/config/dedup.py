@@ -22,7 +22,10 @@ from neardup.config.prints import (
 )
 from neardup.config.text import TemplateConfig, TextConfig
 
-__all__ = ["DedupConfig", "DedupRelation", "KeepPolicy"]
+__all__ = ["DEFAULT_MAX_HAMMING", "DedupConfig", "DedupRelation", "KeepPolicy"]
+
+DEFAULT_MAX_HAMMING = 3
+"""Manku et al.'s k for 64-bit simhashes of web pages."""
 
 DedupRelation = Literal["resemblance", "contained"]
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
@@ -42,7 +45,7 @@ class DedupConfig:
     verify_shingles: ShingleConfig = field(default_factory=ShingleConfig)
     simhash: SimHashConfig = field(default_factory=SimHashConfig)
     minhash: MinHashConfig = field(default_factory=MinHashConfig)
-    max_hamming: int = 3
+    max_hamming: int = DEFAULT_MAX_HAMMING
     threshold: float = 0.0
     """Resemblance (or, with ``relation="contained"``, containment) threshold; 0 means the
     method's default (its spec's ``default_threshold``: min-hash 0.8, sketch 0.5, keyword

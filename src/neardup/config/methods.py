@@ -1,12 +1,10 @@
-"""What the config layer knows of each dedup method: its name, tags, default threshold and checks.
+"""What the config layer knows of a dedup method: its name, tags, default threshold and checks.
 
-A method is one unit (:mod:`neardup.methods`): its module declares the prints, the features,
-the candidate search, the verification and the scorer, and finds here, by name, the part of it
-that configs need (this layer imports nothing above it, so it cannot read the registry).
-:data:`BUILTIN_SPECS` is the config layer's list of the built-in methods, in the order of their
-pair codes; ``neardup.methods.registry`` is checked against it by a test, and
-``neardup.methods.registry.register`` declares the spec of a method added at run time
-(:func:`declare_method`). :func:`method_names` is the live list.
+A method is one unit (:mod:`neardup.methods`): its module declares its :class:`MethodSpec`
+beside its prints, features, join, verification and scorer; ``neardup.methods.registry``, the
+only list of methods, declares each unit's spec here (:func:`declare_method`), in the order of
+the pair codes. This layer imports nothing above it, so the package init tells it how to load
+the registry (:func:`provide_methods`) and the first lookup does.
 """
 
 from __future__ import annotations
@@ -15,14 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from neardup.config.checks import require
 from neardup.errors import ConfigError
 
 if TYPE_CHECKING:
     from neardup.config.dedup import DedupConfig
 
-__all__ = ["BUILTIN_SPECS", "DEFAULT_MIN_RESEMBLANCE", "MethodSpec", "declare_method",
-           "method_names", "method_spec", "threshold_methods", "withdraw_method"]
+__all__ = ["DEFAULT_MIN_RESEMBLANCE", "MethodSpec", "declare_method", "method_names",
+           "method_spec", "provide_methods", "threshold_methods", "withdraw_method"]
 
 DEFAULT_MIN_RESEMBLANCE = 0.5
 """The verification rule of the methods whose candidates carry no resemblance threshold of their
@@ -48,7 +45,7 @@ class MethodSpec:
     threshold is an estimated resemblance, so verified pairs need that exact resemblance (else
     :data:`DEFAULT_MIN_RESEMBLANCE`); ``containment``: ``relation="contained"`` is allowed;
     ``relations``: ``write_relations`` is allowed; ``check``: further checks of a config that
-    runs it.
+    runs it; ``hint``: what to use instead of a threshold (for a method that reads none).
     """
 
     name: str
@@ -59,63 +56,52 @@ class MethodSpec:
     containment: bool = False
     relations: bool = False
     check: Callable[[DedupConfig], None] = _no_check
+    hint: str = ""
 
 
-def _supershingle_check(config: DedupConfig) -> None:
-    require(config.sketch.adaptive == 0, "sketch.adaptive", config.sketch.adaptive,
-            "super-shingles need one modulus for every document")
+_SPECS: dict[str, MethodSpec] = {}
+_LOADERS: list[Callable[[], object]] = []
 
 
-def _sketch_check(config: DedupConfig) -> None:
-    if config.relation == "contained":
-        require(config.sketch.kind == "mod", "relation", config.relation,
-                "needs method 'sketch' with MOD sketches (containment)")
+def provide_methods(load: Callable[[], object]) -> None:
+    """Have ``load`` declare the methods before the first lookup (``neardup``'s package
+    init passes the import of ``neardup.methods.registry``, whose units declare their specs:
+    this layer cannot import it)."""
+    _LOADERS.append(load)
 
 
-BUILTIN_SPECS: tuple[MethodSpec, ...] = (
-    MethodSpec("exact"),
-    MethodSpec("simhash", lambda c: {"simhash": c.simhash.tag}),
-    MethodSpec("minhash", lambda c: {"minhash": c.minhash.tag}, threshold=True, estimates=True),
-    MethodSpec("sketch", lambda c: {"sketch": c.sketch.tag}, threshold=True,
-               default_threshold=0.5, estimates=True, containment=True, check=_sketch_check),
-    MethodSpec("supershingle", lambda c: {"sketch": c.sketch.tag, "supershingle":
-                                          f"supershingle:n{c.supershingle_size}"},
-               check=_supershingle_check),
-    MethodSpec("chunks", lambda c: {"chunks": c.overlap.tag(c.chunks)}, relations=True),
-    MethodSpec("smfa", lambda c: {"smfa": c.smfa.tag}),
-    MethodSpec("shingle-paragraphs", lambda c: {"paragraphs": c.paragraphs.tag}),
-    MethodSpec("keyword", lambda c: {"keyword": f"{c.keyword.tag}:cos{c.threshold}"},
-               threshold=True, default_threshold=0.9),
-)
-"""The built-in methods (``exact`` runs no near stage), in the order of their pair codes."""
-_SPECS: dict[str, MethodSpec] = {spec.name: spec for spec in BUILTIN_SPECS}
+def _specs() -> dict[str, MethodSpec]:
+    while _LOADERS:
+        _LOADERS.pop()()
+    return _SPECS
 
 
 def method_names() -> tuple[str, ...]:
-    """Every method ``DedupConfig.method`` accepts: the built-in ones, then those declared."""
-    return tuple(_SPECS)
+    """Every method ``DedupConfig.method`` accepts, in the order they were declared (the
+    registry's, which gives the pair codes)."""
+    return tuple(_specs())
 
 
 def threshold_methods() -> tuple[str, ...]:
     """The methods that read ``DedupConfig.threshold`` (resemblance; cosine for keyword)."""
-    return tuple(name for name, spec in _SPECS.items() if spec.threshold)
+    return tuple(name for name, spec in _specs().items() if spec.threshold)
 
 
 def method_spec(name: str) -> MethodSpec:
-    if name not in _SPECS:
-        raise ConfigError(f"method={name!r}: one of {', '.join(_SPECS)}")
-    return _SPECS[name]
+    specs = _specs()
+    if name not in specs:
+        raise ConfigError(f"method={name!r}: one of {', '.join(specs)}")
+    return specs[name]
 
 
 def declare_method(spec: MethodSpec) -> None:
-    """Accept a method added at run time (called by ``neardup.methods.registry.register``)."""
+    """Accept a method (called by ``neardup.methods.registry`` for each of its units, and by
+    its ``register`` for a method added at run time)."""
     if spec.name in _SPECS and _SPECS[spec.name] is not spec:
         raise ConfigError(f"method {spec.name!r} is already declared")
     _SPECS[spec.name] = spec
 
 
 def withdraw_method(name: str) -> None:
-    """Forget a method added at run time (the built-in ones stay)."""
-    if name in {spec.name for spec in BUILTIN_SPECS}:
-        raise ConfigError(f"method {name!r} is built in")
+    """Forget a method added at run time (the registry keeps its built-in ones)."""
     _SPECS.pop(name, None)

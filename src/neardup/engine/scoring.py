@@ -24,7 +24,7 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
-from neardup.methods.pairs import METHODS, Pairs
+from neardup.methods.pairs import Pairs, method_code
 from neardup.store.durable import sync
 
 __all__ = ["FOUND", "Rule", "found_rows", "resemblance_rule", "score_found", "sketch_rule"]
@@ -78,7 +78,7 @@ def _scored(config: DedupConfig, catalog: Catalog, content: ContentReader,
     resemblance, c_ab, c_ba = overlap_scores(flat, offsets, np.searchsorted(docs, a),
                                              np.searchsorted(docs, b))
     count = a.size
-    return Pairs(a=a, b=b, method=np.full(count, METHODS.index(config.method), dtype=np.int8),
+    return Pairs(a=a, b=b, method=np.full(count, method_code(config.method), dtype=np.int8),
                  relation=block["relation"].astype(np.int8),
                  hamming=np.full(count, -1, dtype=np.int64),
                  estimate=block["estimate"].astype(np.float64), resemblance=resemblance,

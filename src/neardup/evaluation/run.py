@@ -37,15 +37,20 @@ from neardup.evaluation.metrics import (
     stratified_folds,
 )
 from neardup.evaluation.scorers import Rule, Scorer, scorer
+from neardup.methods.registry import EVALUATED
 
-__all__ = ["Evaluation", "EvaluationConfig", "MethodResult", "evaluate", "finite"]
+__all__ = ["DEFAULT_SCORED", "Evaluation", "EvaluationConfig", "MethodResult", "evaluate", "finite"]
+
+
+DEFAULT_SCORED = (*EVALUATED, "jaccard")
+"""What ``evaluate`` scores when no method is named: the registry's choice and exact Jaccard."""
 
 
 @dataclass(frozen=True, slots=True)
 class EvaluationConfig:
     """Which methods to evaluate, how to calibrate them, and the fingerprints' parameters."""
 
-    methods: tuple[str, ...] = ("exact", "simhash", "minhash", "jaccard")
+    methods: tuple[str, ...] = DEFAULT_SCORED
     folds: int = 5
     seed: int = 0
     tokenize: Tokenize = "canonical"

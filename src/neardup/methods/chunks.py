@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64, U32
-from neardup.config import DedupConfig, method_spec
+from neardup.config import ChunkConfig, DedupConfig, MethodSpec, OverlapConfig
 from neardup.document import Document
 from neardup.fingerprints.chunkprint import chunk_fingerprints
 from neardup.methods.joins import ChunkOverlap
@@ -24,7 +24,7 @@ from neardup.methods.prints import Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 
-__all__ = ["UNIT", "chunk_features", "shared_chunks"]
+__all__ = ["SPEC", "UNIT", "chunk_features", "shared_chunks"]
 
 
 def chunk_features(config: DedupConfig) -> FeatureExtractor[U32]:
@@ -52,13 +52,16 @@ def shared_chunks(documents: ScoredPairs, config: DedupConfig) -> F64:
                     dtype=np.float64)
 
 
-_DEFAULTS = DedupConfig()
+SPEC = MethodSpec("chunks", lambda c: {"chunks": c.overlap.tag(c.chunks)}, relations=True,
+                  hint="chunks pairs by shared chunks: see --min-shared")
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[U32] = NearMethod(
     join=ChunkOverlap(),
-    spec=method_spec("chunks"), features=chunk_features,
+    spec=SPEC, features=chunk_features,
     verification="at least T shared chunk fingerprints, then resemblance >= the floor",
     scorer=Scorer("chunks", shared_chunks,
                   Rule("shared chunks", "T", integral=True,
-                       default=float(_DEFAULTS.overlap.threshold(_DEFAULTS.chunks))),
+                       default=float(OverlapConfig().threshold(ChunkConfig()))),
                   summary="distinct 4-line chunk fingerprints in common (S&GM98; "
                           "DedupConfig.chunks)"))

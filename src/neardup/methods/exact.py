@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from neardup._types import F64, I64, U64
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec
 from neardup.fingerprints.exact import exact_prints
 from neardup.methods.pairs import Pairs
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import ExactMethod
 
-__all__ = ["LEVELS", "UNIT", "ExactStage", "collapse_exact", "exact_levels"]
+__all__ = ["LEVELS", "SPEC", "UNIT", "ExactStage", "collapse_exact", "exact_levels"]
 
 LEVELS = (("identical", "identical"), ("lexical", "lexical"), ("shingle", "shingle-equivalent"))
 
@@ -74,8 +74,11 @@ def exact_levels(documents: ScoredPairs, config: DedupConfig) -> F64:
     return np.where(equal[:, 0], 3.0, np.where(equal[:, 1], 2.0, np.where(equal[:, 2], 1.0, 0.0)))
 
 
+SPEC = MethodSpec("exact")
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT = ExactMethod(
-    spec=method_spec("exact"),
+    spec=SPEC,
     verification="equal hashes of the bytes, the tokens or the shingle set (no near stage)",
     scorer=Scorer("exact", exact_levels,
                   Rule("equality level", "level", grid=(1.0, 2.0, 3.0), integral=True,

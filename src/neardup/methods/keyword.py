@@ -18,7 +18,7 @@ import numpy as np
 
 from neardup._types import F64, I64
 from neardup.cluster.broder import count_shared, drop_common, expand_sorted
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec
 from neardup.document import Document
 from neardup.fingerprints.keywords import Keywords, KeywordVector, cosine, pair_cosines
 from neardup.methods.prints import Prints
@@ -28,7 +28,7 @@ from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
 from neardup.methods.verify import verified_pairs
 from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["UNIT", "find_keyword", "keyword_cosines", "keyword_features"]
+__all__ = ["SPEC", "UNIT", "find_keyword", "keyword_cosines", "keyword_features"]
 
 
 def keyword_features(config: DedupConfig) -> FeatureExtractor[KeywordVector]:
@@ -84,11 +84,15 @@ def keyword_cosines(documents: ScoredPairs, config: DedupConfig) -> F64:
                     dtype=np.float64)
 
 
+SPEC = MethodSpec("keyword", lambda c: {"keyword": f"{c.keyword.tag}:cos{c.threshold}"},
+                  threshold=True, default_threshold=0.9)
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[KeywordVector] = NearMethod(
-    spec=method_spec("keyword"), find=find_keyword, features=keyword_features,
+    spec=SPEC, find=find_keyword, features=keyword_features,
     verification="a shared keyword, cosine >= the threshold, then resemblance >= the floor",
     scorer=Scorer("keyword", keyword_cosines,
                   Rule("keyword-vector cosine", "t", curve=UNIT_CURVE,
-                       default=method_spec("keyword").default_threshold),
+                       default=SPEC.default_threshold),
                   summary="cosine of the 20 most frequent non-stop-word terms (SMFA's TW "
                           "baseline)"))

@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec
 from neardup.fingerprints.minhash import MinHash
 from neardup.methods.joins import SignatureBands
 from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import NearMethod
 
-__all__ = ["UNIT", "minhash_estimates"]
+__all__ = ["SPEC", "UNIT", "minhash_estimates"]
 
 
 def minhash_estimates(documents: ScoredPairs, config: DedupConfig) -> F64:
@@ -31,11 +31,15 @@ def minhash_estimates(documents: ScoredPairs, config: DedupConfig) -> F64:
     return np.asarray(equal.mean(axis=1), dtype=np.float64)
 
 
+SPEC = MethodSpec("minhash", lambda c: {"minhash": c.minhash.tag}, threshold=True,
+                  estimates=True)
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[None] = NearMethod(
     join=SignatureBands(MinHash),
-    spec=method_spec("minhash"),
+    spec=SPEC,
     verification="LSH bands of the signatures, then resemblance >= the threshold",
     scorer=Scorer("minhash", minhash_estimates,
                   Rule("estimated resemblance", "t", curve=UNIT_CURVE,
-                       default=DedupConfig().threshold),
+                       default=SPEC.default_threshold),
                   summary="share of equal min-hash slots"))

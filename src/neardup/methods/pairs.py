@@ -12,7 +12,7 @@ from neardup._types import F64, I8, I64
 from neardup.cluster.relations import RELATIONS
 from neardup.config import method_names
 
-__all__ = ["METHODS", "Pairs", "method_code", "pair_methods"]
+__all__ = ["Pairs", "method_code", "pair_methods"]
 
 
 def pair_methods() -> tuple[str, ...]:
@@ -26,8 +26,6 @@ def method_code(name: str) -> int:
     return pair_methods().index(name)
 
 
-METHODS = pair_methods()
-"""The codes of the built-in methods (:func:`pair_methods` also has those added at run time)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from neardup._types import F64, I64
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec, ParagraphConfig
 from neardup.document import Document
 from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
 from neardup.methods.joins import ParagraphIterations
@@ -29,7 +29,7 @@ from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.iterative import ParagraphSets
 
-__all__ = ["UNIT", "paragraph_features", "paragraph_parameters",
+__all__ = ["SPEC", "UNIT", "paragraph_features", "paragraph_parameters",
            "paragraph_percentages"]
 
 
@@ -108,14 +108,18 @@ def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
     return np.array(values, dtype=np.float64)
 
 
+SPEC = MethodSpec("shingle-paragraphs", lambda c: {"paragraphs": c.paragraphs.tag},
+                  hint="see --level")
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[ParagraphPrint | None] = NearMethod(
     join=ParagraphIterations(),
-    spec=method_spec("shingle-paragraphs"), features=paragraph_features,
+    spec=SPEC, features=paragraph_features,
     verification="at least level% equal shingle paragraphs, then resemblance >= the floor",
     scorer=Scorer("shingle-paragraphs", paragraph_percentages,
                   Rule("identical shingle paragraphs (%)", "level",
                        grid=(50.0, 70.0, 90.0, 100.0),
                        curve=tuple(float(p) for p in range(0, 101, 5)),
-                       default=float(DedupConfig().paragraphs.level)),
+                       default=float(ParagraphConfig().level)),
                   summary="percentage of identical shingle paragraphs of both documents "
                           "(Pereira)"))

@@ -3,15 +3,15 @@
 Each method is one unit in its own module (:mod:`.exact`, :mod:`.simhash`, :mod:`.minhash`,
 :mod:`.sketch`, :mod:`.supershingle`, :mod:`.chunks`, :mod:`.smfa`, :mod:`.paragraphs`,
 :mod:`.keyword`): its config-side spec (name, tags, default threshold, checks), its typed
-per-document features, its ``find``, its verification rule and its evaluation scorer. ``dedup``
-(the in-memory path and the engine), ``evaluate``, the presets and the command line read this
-registry. :data:`BUILTIN` is in the order of the pair codes; the config layer, which cannot import
-this module, keeps the same names in ``neardup.config.BUILTIN_SPECS`` (a test checks that the
-two agree).
+per-document features, its join kind (:mod:`.joins`) or its ``find``, its verification rule and
+its evaluation scorer. The engine, Spark, ``dedup``, ``evaluate``, the presets and the command
+line read this registry. On import it declares every unit's spec to the config layer (which
+cannot import it), in the order of :data:`BUILTIN`: the order of the pair codes.
 
-To add a method: give it a frozen config in :mod:`neardup.config` (if it has parameters), write
-its module with a :class:`~neardup.methods.unit.NearMethod`, and list it in :data:`BUILTIN`; or,
-from your own code, :func:`register` it with its spec at run time.
+To add a method: write its module with its spec and its
+:class:`~neardup.methods.unit.NearMethod` (its parameters in a frozen config of
+:mod:`neardup.config`, or an existing one), and list it in :data:`BUILTIN`; or, from your own
+code, :func:`register` it at run time.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from neardup.methods.joins import Join, SignatureBands, Signer
 from neardup.methods.scoring import Scorer
 from neardup.methods.unit import ExactMethod, NearMethod
 
-__all__ = ["BUILTIN", "EXACT", "NearMethod", "join_of", "method_names", "near_method",
+__all__ = ["BUILTIN", "EVALUATED", "EXACT", "NearMethod", "join_of", "method_names", "near_method",
            "near_methods", "register", "scorers", "signer_of", "unregister"]
 
 EXACT: ExactMethod = exact.UNIT
@@ -36,6 +36,13 @@ BUILTIN: tuple[NearMethod[Any], ...] = (
 )
 """The built-in near methods, in the order of their pair codes (after ``exact``, ``revisit``)."""
 _NEAR: dict[str, NearMethod[Any]] = {method.name: method for method in BUILTIN}
+for _spec in (EXACT.spec, *(method.spec for method in BUILTIN)):
+    declare_method(_spec)
+
+
+EVALUATED: tuple[str, ...] = (EXACT.name, simhash.UNIT.name, minhash.UNIT.name)
+"""The methods ``evaluate`` scores when none is named: the exact levels and the two fixed-width
+fingerprints of the online path (beside the exact Jaccard baseline)."""
 
 
 def near_methods() -> tuple[NearMethod[Any], ...]:

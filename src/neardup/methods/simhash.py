@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DEFAULT_MAX_HAMMING, DedupConfig, MethodSpec
 from neardup.fingerprints.simhash import SimHash
 from neardup.methods.joins import HammingTables
 from neardup.methods.scoring import SIMHASH_K, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import NearMethod
 
-__all__ = ["UNIT", "simhash_distances"]
+__all__ = ["SPEC", "UNIT", "simhash_distances"]
 
 
 def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
@@ -30,12 +30,17 @@ def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
     return np.asarray(distances, dtype=np.float64)
 
 
+SPEC = MethodSpec("simhash", lambda c: {"simhash": c.simhash.tag},
+                  hint="simhash pairs documents within --k bits; --min-resemblance drops weak "
+                       "pairs after verification")
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[None] = NearMethod(
     join=HammingTables(),
-    spec=method_spec("simhash"),
+    spec=SPEC,
     verification="simhash within max_hamming bits, then resemblance >= the floor",
     scorer=Scorer("simhash", simhash_distances,
                   Rule("hamming distance", "k", at_most=True, grid=SIMHASH_K,
                        curve=SIMHASH_K[:11], integral=True,
-                       default=float(DedupConfig().max_hamming)),
+                       default=float(DEFAULT_MAX_HAMMING)),
                   summary="Hamming distance of the 64-bit simhashes (Manku et al.)"))

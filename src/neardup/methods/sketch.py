@@ -37,7 +37,8 @@ from neardup.cluster.broder import (
     drop_common,
     expand_sorted,
 )
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec
+from neardup.config.checks import require
 from neardup.document import Document
 from neardup.fingerprints.sketch import Sketcher, estimate_resemblance
 from neardup.fingerprints.supershingle import supershingles
@@ -46,7 +47,7 @@ from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["UNIT", "SketchFeatures", "SketchFound", "csr", "document_sketches",
+__all__ = ["SPEC", "UNIT", "SketchFeatures", "SketchFound", "csr", "document_sketches",
            "phase_counts", "sketch_arrays", "sketch_estimates_of",
            "sketch_features"]
 
@@ -144,13 +145,24 @@ def sketch_estimates_of(documents: ScoredPairs, config: DedupConfig) -> F64:
         dtype=np.float64)
 
 
+def _sketch_check(config: DedupConfig) -> None:
+    if config.relation == "contained":
+        require(config.sketch.kind == "mod", "relation", config.relation,
+                "needs method 'sketch' with MOD sketches (containment)")
+
+
+SPEC = MethodSpec("sketch", lambda c: {"sketch": c.sketch.tag}, threshold=True,
+                  default_threshold=0.5, estimates=True, containment=True,
+                  check=_sketch_check)
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[SketchFeatures] = NearMethod(
     join=SketchCounts(),
-    spec=method_spec("sketch"), features=sketch_features,
+    spec=SPEC, features=sketch_features,
     verification="estimated resemblance (or containment) >= the threshold, then the exact "
                  "resemblance >= the floor (containment >= the threshold for contained links)",
     scorer=Scorer("sketch", sketch_estimates_of,
                   Rule("estimated resemblance", "t", curve=UNIT_CURVE,
-                       default=method_spec("sketch").default_threshold),
+                       default=SPEC.default_threshold),
                   summary="Broder's sketch estimate (DedupConfig.sketch: MOD_25 of 10-word "
                           "shingles)"))

@@ -20,7 +20,7 @@ from typing import Final, Literal
 import numpy as np
 
 from neardup._types import F64
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec
 from neardup.document import Document
 from neardup.fingerprints.smfa import SmfaPrint, smfa_fingerprint
 from neardup.methods.joins import SmfaMatches
@@ -28,7 +28,7 @@ from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.text.html import html_blocks
 
-__all__ = ["NOT_HTML", "UNIT", "SmfaFeatures", "smfa_equal", "smfa_features"]
+__all__ = ["NOT_HTML", "SPEC", "UNIT", "SmfaFeatures", "smfa_equal", "smfa_features"]
 
 NOT_HTML: Final = "not-html"
 """The feature of a document that is not HTML (SMFA cannot fingerprint it)."""
@@ -59,9 +59,12 @@ def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
                     dtype=np.float64)
 
 
+SPEC = MethodSpec("smfa", lambda c: {"smfa": c.smfa.tag})
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[SmfaFeatures] = NearMethod(
     join=SmfaMatches(),
-    spec=method_spec("smfa"), features=smfa_features,
+    spec=SPEC, features=smfa_features,
     verification="equal SMFA fingerprints, then resemblance >= the floor",
     scorer=Scorer("smfa", smfa_equal,
                   Rule("equal SMFA fingerprints", "equal", grid=(1.0,), integral=True,

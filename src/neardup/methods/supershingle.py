@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64, I64
-from neardup.config import DedupConfig, method_spec
+from neardup.config import DedupConfig, MethodSpec
+from neardup.config.checks import require
 from neardup.fingerprints.sketch_pairs import pair_estimates
 from neardup.fingerprints.supershingle import supershingles
 from neardup.methods.joins import SketchCounts
@@ -27,7 +28,7 @@ from neardup.methods.sketch import (
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.phases import PhaseMeter
 
-__all__ = ["UNIT", "shared_supershingles", "supershingle_features"]
+__all__ = ["SPEC", "UNIT", "shared_supershingles", "supershingle_features"]
 
 
 def supershingle_features(config: DedupConfig) -> FeatureExtractor[SketchFeatures]:
@@ -58,9 +59,19 @@ def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
         dtype=np.float64)
 
 
+def _supershingle_check(config: DedupConfig) -> None:
+    require(config.sketch.adaptive == 0, "sketch.adaptive", config.sketch.adaptive,
+            "super-shingles need one modulus for every document")
+
+
+SPEC = MethodSpec("supershingle", lambda c: {
+    "sketch": c.sketch.tag, "supershingle": f"supershingle:n{c.supershingle_size}"},
+    check=_supershingle_check)
+"""The method as configs see it (declared to the config layer by the registry)."""
+
 UNIT: NearMethod[SketchFeatures] = NearMethod(
     join=SketchCounts(supershingles=True),
-    spec=method_spec("supershingle"), features=supershingle_features,
+    spec=SPEC, features=supershingle_features,
     verification="a shared super-shingle, then resemblance >= the floor",
     scorer=Scorer("supershingle", shared_supershingles,
                   Rule("shared super-shingles", "n", integral=True, default=1.0),
