@@ -10,9 +10,10 @@ With fewer shingles than about K log K some bins stay empty. Optimal densificati
 empty bin i from the first non-empty bin along a probe sequence fixed by (seed, i) alone:
 ``j = bin(fmix64(probe_key ^ (i << 32 | a)))`` for attempts a = 0, 1, 2, ..., then, if ``4 K``
 attempts all missed, the bins i+1, i+2, ... in turn. Because the sequence does not depend on the
-set, two sets resolve an empty slot to the first bin that is non-empty in their union, and agree
-there exactly when that bin's smallest union element is shared: each slot matches with
-probability J, as in k-permutation min-hash, at the cost of one hash per shingle instead of K.
+set, two sets agree on slot i exactly when the smallest element of their union in the first bin
+along it that the union fills is in both sets (both then stop there and copy it; otherwise one
+copies an element the other lacks): each slot matches with probability J, as in k-permutation
+min-hash, at the cost of one hash per shingle instead of K.
 
 The empty set has every slot at ``2**64 - 1``, as :class:`~neardup.fingerprints.minhash.MinHash`
 gives it. ``key`` and ``probe_key`` come from SplitMix64 seeded with the config's seed.
