@@ -23,9 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from neardup._types import U64
+import numpy as np
+
+from neardup._types import F64, U64
 from neardup.config import DedupConfig, MinHashConfig
 from neardup.index.lsh import LSHBands, choose_bands
+from neardup.methods.scoring import ScoredPairs
 
 __all__ = ["LSH_FALSE_POSITIVE_WEIGHT", "ChunkOverlap", "HammingTables", "Join",
            "ParagraphIterations", "SignatureBands", "Signer", "SketchCounts", "SmfaMatches"]
@@ -65,6 +68,16 @@ class SignatureBands:
     signer: Callable[[MinHashConfig], Signer]
     reuses_keys: ClassVar[bool] = True
     simhash_column: ClassVar[bool] = False
+
+    def estimates(self, documents: ScoredPairs, config: DedupConfig) -> F64:
+        """The share of equal signature slots of each pair of ``documents`` (evaluation's
+        score of a signature method)."""
+        signer = self.signer(config.minhash)
+        view = documents.text
+        signatures = np.stack([signer.of_canonical(text) for text in documents.canonical]) \
+            if documents.canonical else np.empty((0, config.minhash.num_perm), dtype=np.uint64)
+        equal = signatures[view.first] == signatures[view.second]
+        return np.asarray(equal.mean(axis=1), dtype=np.float64)
 
     @staticmethod
     def banding(config: DedupConfig) -> LSHBands:
