@@ -7,6 +7,9 @@ errors of the mean, with the variance either bounded in theory or measured on th
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -172,3 +175,48 @@ def test_unbiased_on_small_sets_where_most_bins_are_empty(resemblance: float) ->
     standard_error = shares.std(ddof=1) / np.sqrt(seeds)
     assert 0.0 < standard_error <= np.sqrt(truth * (1 - truth) / seeds)
     assert abs(shares.mean() - truth) <= Z * standard_error
+
+
+# The method: the same doors as every method (library and engine here; evaluate and tags in
+# tests/test_method_registry.py, Spark in tests/test_spark_engine.py), with min-hash's
+# parameters and the band join.
+
+def _planted_rows() -> list[str]:
+    from tests.corpora import planted_texts, vocabulary
+
+    return planted_texts(300, 11, vocabulary=vocabulary(3000), lengths=(150, 300), exact=0.05,
+                         near=0.2)
+
+
+def test_the_library_and_the_engine_find_the_planted_copies_as_min_hash_does(
+        tmp_path: Path) -> None:
+    from tests.corpora import text_rows, write_jsonl
+    from tests.runs import output_rows
+
+    import neardup
+    from neardup.config import DedupConfig
+    from neardup.engine.run import EngineOptions, run_engine
+
+    texts = _planted_rows()
+    library = neardup.dedup(texts, method="oph")
+    minhash = neardup.dedup(texts, method="minhash")
+    removed = library.column("kept").to_pylist().count(False)
+    assert removed > 50, "the planted copies are found"
+    assert library.column("cluster").to_pylist() == minhash.column("cluster").to_pylist()
+    inputs = write_jsonl(tmp_path / "in", text_rows(texts))
+    run_engine(inputs, tmp_path / "out", DedupConfig(method="oph"),
+               EngineOptions(work=tmp_path / "work", workers=2, chunk_docs=40))
+    engine = [row["cluster"] for row in output_rows(tmp_path / "out", "clusters")]
+    assert engine == library.column("cluster").to_pylist()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["config"]["oph"].startswith("oph:k128")
+
+
+def test_its_tag_is_its_own_and_it_refuses_simhash_s_k() -> None:
+    import neardup
+    from neardup.config import DedupConfig
+
+    assert DedupConfig(method="oph").tags["oph"] != DedupConfig(method="minhash").tags["minhash"]
+    assert DedupConfig(method="oph").threshold == DedupConfig(method="minhash").threshold
+    with pytest.raises(neardup.ConfigError, match="no effect"):
+        neardup.dedup(["a b c d e f"], method="oph", k=3)

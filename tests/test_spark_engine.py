@@ -27,7 +27,7 @@ pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installe
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 WARC = SHARED / "warc"
 PAGES = SHARED / "html" / "trafilatura-eval" / "pages"
-METHODS = ("simhash", "minhash", "sketch", "chunks")
+METHODS = ("simhash", "minhash", "sketch", "chunks", "oph")
 needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
                                 reason="no Java runtime for Spark")
 

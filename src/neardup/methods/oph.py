@@ -1,4 +1,10 @@
-"""One-permutation min-hash (Li, Owen and Zhang 2012) with optimal densification (Shrivastava 2017).
+"""The ``oph`` method: one-permutation min-hash (Li, Owen and Zhang 2012) with optimal
+densification (Shrivastava 2017), in the band join of k-permutation min-hash.
+
+The method reads min-hash's parameters (``DedupConfig.minhash``: ``num_perm`` bins, seed,
+shingles) and threshold; its candidates come from the LSH bands of its signatures and are
+verified on the shingle sets (resemblance >= the threshold), as min-hash's are. One hash per
+shingle instead of ``num_perm``.
 
 Each shingle hash x is hashed once: ``h = fmix64(x ^ key)``, the MurmurHash3 finaliser, a
 bijection of the 64-bit space, so distinct shingles never share an h. The high 32 bits of h pick
@@ -25,10 +31,13 @@ import numpy as np
 from numba import njit
 
 from neardup._types import BOOL, U64
-from neardup.config import MinHashConfig
+from neardup.config import MethodSpec, MinHashConfig
 from neardup.features.shingles import shingle_hashes
+from neardup.methods.joins import SignatureBands
+from neardup.methods.scoring import UNIT_CURVE, Rule, Scorer
+from neardup.methods.unit import NearMethod
 
-__all__ = ["EMPTY_SLOT", "OnePermutationMinHash", "oph_keys"]
+__all__ = ["EMPTY_SLOT", "SPEC", "UNIT", "OnePermutationMinHash", "oph_keys"]
 
 EMPTY_SLOT = np.uint64(2**64 - 1)
 _MASK = (1 << 64) - 1
@@ -129,3 +138,20 @@ class OnePermutationMinHash:
         """The signature of a canonical text's shingles."""
         width, seed = self.config.shingles.width, self.config.shingles.seed
         return self.of_shingles(shingle_hashes(canonical, width, seed))
+
+
+SPEC = MethodSpec("oph", lambda c: {"oph": OnePermutationMinHash(c.minhash).tag}, threshold=True,
+                  estimates=True)
+"""The method as configs see it (declared to the config layer by the registry)."""
+
+JOIN = SignatureBands(OnePermutationMinHash)
+
+UNIT: NearMethod[None] = NearMethod(
+    join=JOIN,
+    spec=SPEC,
+    verification="LSH bands of the one-permutation signatures, then resemblance >= the "
+                 "threshold",
+    scorer=Scorer("oph", JOIN.estimates,
+                  Rule("estimated resemblance", "t", curve=UNIT_CURVE,
+                       default=SPEC.default_threshold),
+                  summary="share of equal one-permutation min-hash slots (densified)"))

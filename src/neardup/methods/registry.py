@@ -20,7 +20,17 @@ from typing import Any
 
 from neardup.config import DedupConfig, declare_method, withdraw_method
 from neardup.errors import ConfigError
-from neardup.methods import chunks, exact, keyword, minhash, paragraphs, simhash, sketch, smfa
+from neardup.methods import (
+    chunks,
+    exact,
+    keyword,
+    minhash,
+    oph,
+    paragraphs,
+    simhash,
+    sketch,
+    smfa,
+)
 from neardup.methods import supershingle as supershingle_unit
 from neardup.methods.joins import Join, SignatureBands, Signer
 from neardup.methods.scoring import Scorer
@@ -33,6 +43,7 @@ EXACT: ExactMethod = exact.UNIT
 BUILTIN: tuple[NearMethod[Any], ...] = (
     simhash.UNIT, minhash.UNIT, sketch.UNIT, supershingle_unit.UNIT, chunks.UNIT, smfa.UNIT,
     paragraphs.UNIT, keyword.UNIT,
+    oph.UNIT,
 )
 """The built-in near methods, in the order of their pair codes (after ``exact``, ``revisit``)."""
 _NEAR: dict[str, NearMethod[Any]] = {method.name: method for method in BUILTIN}
