@@ -59,7 +59,7 @@ def _written(tmp: Path, config: DedupConfig, prints: list[DocumentPrints]) -> Pa
 
 @pytest.mark.parametrize("config", [
     DedupConfig(method="minhash"),
-    DedupConfig(method="minhash", minhash=MinHashConfig(num_perm=64,
+    DedupConfig(method="minhash", params=MinHashConfig(num_perm=64,
                                                         shingles=ShingleConfig(width=3))),
     DedupConfig(method="simhash"),
 ])

@@ -5,12 +5,14 @@ from __future__ import annotations
 import glob
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
-from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.chunk_options import CHUNK_OPTIONS, chunk_options, pairs_memory
 from neardup.cli.field_options import FIELD_OPTIONS, field_options, row_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
@@ -23,7 +25,9 @@ from neardup.config import (
     MinHashConfig,
     ShingleConfig,
     SimHashConfig,
+    SimHashMethod,
     SketchConfig,
+    SketchMethod,
     method_spec,
     threshold_methods,
 )
@@ -40,6 +44,8 @@ __all__ = ["ESSENTIALS", "SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_comm
 
 DEFAULTS = DedupConfig()
 """The defaults of every dedup option that sets the config: the library's too."""
+SIMHASH, SKETCH = SimHashMethod(), SketchMethod()
+"""The defaults of the simhash and sketch options (their methods' configs)."""
 
 
 class NoDocumentsError(NeardupError):
@@ -141,7 +147,7 @@ def run_dedup(
                    "left alone; the run's tables are replaced).")
 @click.option("--method", type=MethodChoice(), default=DEFAULTS.method,
               show_default=True, help="Near-duplicate method run after the exact levels.")
-@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=DEFAULTS.max_hamming,
+@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=SIMHASH.max_hamming,
               show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
@@ -158,17 +164,17 @@ def run_dedup(
               default=DEFAULTS.verify_shingles.width, show_default=True,
               help="Words per shingle for min-hash and for verifying pairs.")
 @click.option("--simhash-width", type=click.IntRange(1, 64),
-              default=DEFAULTS.simhash.shingles.width, show_default=True,
+              default=SIMHASH.simhash.shingles.width, show_default=True,
               help="Words per simhash feature.")
 @click.option("--simhash-weights", type=click.Choice(["binary", "tf"]),
-              default=DEFAULTS.simhash.weighting,
+              default=SIMHASH.simhash.weighting,
               show_default=True, help="Weight of a simhash feature: once, or per occurrence.")
 @click.option("--sketch", "sketch_spec", default="mod:25", show_default=True,
               callback=lambda _ctx, _param, value: _parse_sketch(value),
               help="sketch, supershingle: min:S keeps the S smallest permuted shingles, mod:M "
                    "those divisible by M (Broder: mod:25).")
 @click.option("--sketch-width", type=click.IntRange(1, 64),
-              default=DEFAULTS.sketch.shingles.width, show_default=True,
+              default=SKETCH.sketch.shingles.width, show_default=True,
               help="sketch, supershingle: words per shingle.")
 @click.option("--sketch-bits", type=click.Choice(["40", "64"]), default="40", show_default=True,
               help="sketch, supershingle: bits of a shingle fingerprint.")
@@ -176,7 +182,7 @@ def run_dedup(
               help="sketch with mod:M: N > 0 gives each document the modulus M * 2**i that "
                    "keeps about N to 2N samples (Broder: mod:1 with 50); 0: one modulus.")
 @click.option("--supershingle-size", type=click.IntRange(1, 64),
-              default=DEFAULTS.supershingle_size,
+              default=SKETCH.supershingle_size,
               show_default=True, help="supershingle: sketch values per super-shingle.")
 @click.option("--drop-common", type=click.IntRange(0, None), default=None,
               help="sketch, supershingle: ignore shingles shared by more documents than this "
@@ -263,7 +269,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit
     name = options.pop("preset")
-    config = (preset_dedup_config(name, options, overlap_fields(options)["overlap"].memory_limit)
+    config = (preset_dedup_config(name, options, pairs_memory(options.get("memory_limit")))
               if name else config_from_options(options))
     running = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
@@ -340,24 +346,66 @@ def _write_dataset(out: Path, modes: tuple[str, ...], summary: dict[str, Any]) -
     return summary
 
 
-def config_from_options(options: dict[str, Any]) -> DedupConfig:
-    """The DedupConfig of the method options (every option not about input or output)."""
-    shingles = ShingleConfig(width=options["shingle_width"])
+def _simhash_method(options: dict[str, Any]) -> SimHashMethod:
     simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
                             options["simhash_weights"],
                             stop_words=options.get("simhash_stop_words"),
                             stemming=options.get("simhash_stem"))
+    return SimHashMethod(simhash, options["max_hamming"])
+
+
+def _minhash_config(options: dict[str, Any]) -> MinHashConfig:
+    return MinHashConfig(shingles=ShingleConfig(width=options["shingle_width"]))
+
+
+METHOD_OPTIONS: dict[type[Any], tuple[Callable[[dict[str, Any]], object], tuple[str, ...]]] = {
+    SimHashMethod: (_simhash_method, ("max_hamming", "simhash_width", "simhash_weights",
+                                      "simhash_stop_words", "simhash_stem")),
+    MinHashConfig: (_minhash_config, ()),
+    SketchMethod: (lambda options: _sketch_method(options),
+                   ("sketch_spec", "sketch_width", "sketch_bits", "sketch_adaptive",
+                    "supershingle_size", "drop_common", "relation")),
+    **CHUNK_OPTIONS,
+}
+"""Per type of method config: how the options build it, and the options it reads."""
+
+
+def _refuse_other_methods_options(method: str, kind: type[Any] | None) -> None:
+    """An option of another method's config, given on the command line, is refused: it would
+    have no effect."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    mine = set(METHOD_OPTIONS[kind][1]) if kind in METHOD_OPTIONS else set()
+    for other, (_build, names) in METHOD_OPTIONS.items():
+        for name in names:
+            if other is not kind and name not in mine and \
+                    ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"--{name.replace('_', '-')} has no effect with "
+                                       f"--method {method}")
+
+
+def method_params(method: str, options: dict[str, Any]) -> object | None:
+    """The config of ``method`` from the options (None: it takes none, or none the options
+    set: its defaults)."""
+    kind = method_spec(method).params
+    _refuse_other_methods_options(method, kind)
+    if kind not in METHOD_OPTIONS:
+        return None
+    return METHOD_OPTIONS[kind][0](options)
+
+
+def config_from_options(options: dict[str, Any]) -> DedupConfig:
+    """The DedupConfig of the method options (every option not about input or output)."""
     return DedupConfig(
-        method=options["method"],
+        method=options["method"], params=method_params(options["method"], options),
         text=text_config(options.get("extract"), options.get("main_content"),
                          thai_words=options.get("thai_words", False)),
         templates=template_config(options),
-        verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
-        max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
+        verify_shingles=ShingleConfig(width=options["shingle_width"]),
+        threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],
-        links=options.get("links", False), write_relations=options.get("write_relations", False),
-        **_broder_options(options),
-        **overlap_fields(options))
+        links=options.get("links", False))
 
 
 def _parse_sketch(value: str) -> tuple[str, int]:
@@ -368,13 +416,13 @@ def _parse_sketch(value: str) -> tuple[str, int]:
     return kind, int(size)
 
 
-def _broder_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The DedupConfig fields of the sketch and supershingle methods."""
+def _sketch_method(options: dict[str, Any]) -> SketchMethod:
+    """The config of the sketch and supershingle methods."""
     kind, size = options.get("sketch_spec") or ("mod", 25)
     sketch = SketchConfig(kind="min" if kind == "min" else "mod", size=size,
                           shingles=ShingleConfig(width=options.get("sketch_width", 10)),
                           bits=int(options.get("sketch_bits", 40)),
                           adaptive=options.get("sketch_adaptive", 0))
-    return {"sketch": sketch, "supershingle_size": options.get("supershingle_size", 6),
-            "drop_common": 1000 if options.get("drop_common") is None else options["drop_common"],
-            "relation": options.get("relation", "resemblance")}
+    drop = options.get("drop_common")
+    return SketchMethod(sketch, options.get("supershingle_size", 6),
+                        1000 if drop is None else drop, options.get("relation", "resemblance"))

@@ -14,7 +14,14 @@ the import graph: it imports nothing of neardup but :mod:`neardup.errors`.
 
 from __future__ import annotations
 
-from neardup.config.dedup import DEFAULT_MAX_HAMMING, DedupConfig, DedupRelation, KeepPolicy
+from neardup.config.dedup import DedupConfig, KeepPolicy
+from neardup.config.method_configs import (
+    DEFAULT_MAX_HAMMING,
+    ChunkMethod,
+    DedupRelation,
+    SimHashMethod,
+    SketchMethod,
+)
 from neardup.config.methods import (
     DEFAULT_MIN_RESEMBLANCE,
     MethodSpec,
@@ -54,6 +61,7 @@ __all__ = [
     "DEFAULT_MIN_RESEMBLANCE",
     "EXTRACTORS",
     "ChunkConfig",
+    "ChunkMethod",
     "DedupConfig",
     "DedupRelation",
     "ExactConfig",
@@ -67,8 +75,10 @@ __all__ = [
     "ParagraphConfig",
     "ShingleConfig",
     "SimHashConfig",
+    "SimHashMethod",
     "SketchConfig",
     "SketchKind",
+    "SketchMethod",
     "SmfaConfig",
     "StoreConfig",
     "TableSpec",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neardup.errors import ConfigError
 
@@ -44,8 +44,9 @@ class MethodSpec:
     ``default_threshold``: ``DedupConfig.threshold`` when it is left at 0; ``estimates``: the
     threshold is an estimated resemblance, so verified pairs need that exact resemblance (else
     :data:`DEFAULT_MIN_RESEMBLANCE`); ``containment``: ``relation="contained"`` is allowed;
-    ``relations``: ``write_relations`` is allowed; ``check``: further checks of a config that
-    runs it; ``hint``: what to use instead of a threshold (for a method that reads none).
+    ``params``: the type of its config (``DedupConfig.params``; None: it takes none);
+    ``check``: further checks of a config that runs it; ``hint``: what to use instead of a
+    threshold (for a method that reads none).
     """
 
     name: str
@@ -54,7 +55,7 @@ class MethodSpec:
     default_threshold: float = 0.8
     estimates: bool = False
     containment: bool = False
-    relations: bool = False
+    params: type[Any] | None = None
     check: Callable[[DedupConfig], None] = _no_check
     hint: str = ""
 

@@ -45,7 +45,7 @@ from neardup.engine.workdir import identity_differences, write_atomic
 from neardup.errors import ConfigError
 from neardup.methods.registry import join_of
 
-__all__ = ["near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
+__all__ = ["config_identity", "near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
            "record_near_pairs", "write_decisions"]
 
 """The methods whose old near pairs are read from the earlier run instead of verified again."""
@@ -54,10 +54,14 @@ NEAR_PAIRS = "near-pairs.json"
 _SCORES = ("method", "relation", "resemblance", "containment_ab", "containment_ba", "hamming")
 
 
-def _comparable(config: dict[str, Any]) -> dict[str, Any]:
-    config = json.loads(json.dumps(config, default=str))
-    config.get("overlap", {}).pop("memory_limit", None)
-    return config
+def config_identity(config: DedupConfig) -> dict[str, Any]:
+    """The config as a work directory records it: every field but those that change speed
+    only (the chunk overlap's memory limit)."""
+    described: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(config), default=str))
+    params = described.get("params")
+    if isinstance(params, dict) and isinstance(params.get("overlap"), dict):
+        params["overlap"].pop("memory_limit", None)
+    return described
 
 
 def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Path, int]],
@@ -71,8 +75,8 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
     except (OSError, ValueError) as err:
         raise ConfigError(f"{root}: not the work directory of a finished run ({err}); "
                           "--against needs the --work of an earlier dedup") from err
-    differences = identity_differences(_comparable(identity["config"]),
-                                       _comparable(dataclasses.asdict(config)))
+    differences = identity_differences(identity["config"],
+                                       config_identity(config))
     if differences:
         raise ConfigError(f"{root}: the earlier run used another configuration "
                           f"({'; '.join(differences)})")

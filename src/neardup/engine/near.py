@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup.cluster.relations import RELATIONS
-from neardup.config import DedupConfig
+from neardup.config import ChunkMethod, DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
@@ -115,8 +115,9 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
         templates.chunks = int(sum(values.size for values in chunk_templates.values()))
         found, candidates, parameters = chunks_found(config, catalog, survivors,
                                                      chunk_templates, work, budget)
-        if config.write_relations:
-            write_relations(catalog, work / "fprints", config.overlap.drop_common or 0,
+        method = config.of(ChunkMethod)
+        if method.write_relations:
+            write_relations(catalog, work / "fprints", method.overlap.drop_common or 0,
                             folder / "tables", budget)
     elif isinstance(join, SmfaMatches):
         found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)

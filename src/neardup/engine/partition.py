@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, MinHashConfig
 from neardup.engine.workdir import read_array, write_array
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.joins import SignatureBands, Signer
@@ -87,7 +87,7 @@ def layout_for(config: DedupConfig, *, features: bool) -> Layout:
     join = join_of(config)
     if not isinstance(join, SignatureBands):
         return Layout(links=config.links, features=features)
-    minhash = config.minhash
+    minhash = config.of(MinHashConfig)
     if minhash.shingles != config.verify_shingles:  # not a function of the stored sets
         return Layout(links=config.links, features=features, signatures=minhash.num_perm)
     bands = join.banding(config)

@@ -27,6 +27,7 @@ import numpy as np
 from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.engine.against import (
+    config_identity,
     old_keys,
     old_near_pairs,
     old_partitions,
@@ -142,9 +143,7 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
             files[path] = [info.st_size, info.st_mtime_ns]
         except OSError:
             files[path] = list(stamps[path]) if path in stamps else None
-    described = dataclasses.asdict(config)
-    described["overlap"].pop("memory_limit", None)  # speed, not results
-    identity = {"config": described, "inputs": files, "media": media,
+    identity = {"config": config_identity(config), "inputs": files, "media": media,
                 "chunk_docs": options.chunk_docs, "format": 2}
     if against is not None:
         identity["against"] = against

@@ -72,17 +72,17 @@ class SignatureBands:
     def estimates(self, documents: ScoredPairs, config: DedupConfig) -> F64:
         """The share of equal signature slots of each pair of ``documents`` (evaluation's
         score of a signature method)."""
-        signer = self.signer(config.minhash)
-        view = documents.text
+        minhash = config.of(MinHashConfig)
+        signer, view = self.signer(minhash), documents.text
         signatures = np.stack([signer.of_canonical(text) for text in documents.canonical]) \
-            if documents.canonical else np.empty((0, config.minhash.num_perm), dtype=np.uint64)
+            if documents.canonical else np.empty((0, minhash.num_perm), dtype=np.uint64)
         equal = signatures[view.first] == signatures[view.second]
         return np.asarray(equal.mean(axis=1), dtype=np.float64)
 
     @staticmethod
     def banding(config: DedupConfig) -> LSHBands:
         """The bands and rows for the config's signature width and threshold."""
-        return choose_bands(config.minhash.num_perm, config.threshold,
+        return choose_bands(config.of(MinHashConfig).num_perm, config.threshold,
                             LSH_FALSE_POSITIVE_WEIGHT)
 
 

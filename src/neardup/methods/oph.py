@@ -140,8 +140,8 @@ class OnePermutationMinHash:
         return self.of_shingles(shingle_hashes(canonical, width, seed))
 
 
-SPEC = MethodSpec("oph", lambda c: {"oph": OnePermutationMinHash(c.minhash).tag}, threshold=True,
-                  estimates=True)
+SPEC = MethodSpec("oph", lambda c: {"oph": OnePermutationMinHash(c.of(MinHashConfig)).tag},
+                  threshold=True, estimates=True, params=MinHashConfig)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 JOIN = SignatureBands(OnePermutationMinHash)

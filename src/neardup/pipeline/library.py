@@ -26,13 +26,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neardup.config import DedupConfig, KeepPolicy, method_spec, threshold_methods
+from neardup.config import DedupConfig, KeepPolicy, SimHashMethod, method_spec, threshold_methods
 from neardup.document import Document
 from neardup.engine.result import DedupResult
 from neardup.engine.run import EngineOptions, run_engine
 from neardup.errors import ConfigError
-from neardup.methods.joins import HammingTables
-from neardup.methods.registry import near_method
 from neardup.pipeline.inputs import TextKind, documents_from, is_dataset, is_table
 from neardup.store.durable import scratch_area
 
@@ -56,11 +54,11 @@ def dedup_config(method: str | None = None, *, threshold: float | None = None,
     if threshold is not None and method not in threshold_methods():
         raise ConfigError(f"threshold {threshold} has no effect with method {method!r}: it is "
                           f"read by {' and '.join(threshold_methods())}")
-    unit = near_method(method)
-    if k is not None and not (unit is not None and isinstance(unit.join, HammingTables)):
+    if k is not None and method_spec(method).params is not SimHashMethod:
         raise ConfigError(f"k={k} has no effect with method {method!r}: it is the Hamming "
-                          "distance of the methods searched through Hamming tables")
-    given: dict[str, Any] = {"method": method, "threshold": threshold, "max_hamming": k,
+                          "distance of simhash's search")
+    params = SimHashMethod(max_hamming=k) if k is not None else None
+    given: dict[str, Any] = {"method": method, "threshold": threshold, "params": params,
                              "keep": keep}
     return DedupConfig(**{name: value for name, value in given.items() if value is not None})
 
