@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from neardup.config import DEFAULT_MEMORY_LIMIT
 from neardup.config.method_configs import ChunkMethod
 from neardup.config.overlap import (
     ChunkConfig,
@@ -62,7 +63,7 @@ def chunk_options(command: F) -> F:
 def pairs_memory(limit: str | None) -> int | None:
     """chunks, sort: the pairs held before spilling sorted runs, a quarter of the run's
     ``--memory-limit`` (``none``: all in memory)."""
-    size = parse_bytes(limit or "2G")
+    size = parse_bytes(limit or DEFAULT_MEMORY_LIMIT)
     return None if size is None else max(2**16, size // 4)
 
 

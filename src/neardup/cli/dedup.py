@@ -21,6 +21,7 @@ from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record
 from neardup.cli.summary import no_documents_message, render_summary
 from neardup.cli.text_options import extract_options, template_config, template_options, text_config
 from neardup.config import (
+    DEFAULT_MEMORY_LIMIT,
     DedupConfig,
     MinHashConfig,
     ShingleConfig,
@@ -29,7 +30,7 @@ from neardup.config import (
     SketchConfig,
     SketchMethod,
     method_spec,
-    threshold_methods,
+    threshold_refusal,
 )
 from neardup.engine.result import DedupResult
 from neardup.errors import NeardupError, SourceError
@@ -91,12 +92,9 @@ ESSENTIALS = {
 """The options ``neardup dedup --help`` shows, with a one-line text each."""
 
 def _check_threshold(method: str, threshold: float | None) -> None:
-    """--threshold is read by minhash and sketch only: refuse it elsewhere, never ignore it."""
-    if threshold is not None and method not in threshold_methods():
-        hint = method_spec(method).hint
-        raise click.UsageError(f"--threshold has no effect with --method {method}: it is read "
-                               f"by {', '.join(threshold_methods()[:-1])} and "
-                               f"{threshold_methods()[-1]}" + (f" ({hint})" if hint else ""))
+    """--threshold is read by some methods only: refuse it elsewhere, never ignore it."""
+    if (refusal := threshold_refusal(method, threshold)) is not None:
+        raise click.UsageError(refusal)
 
 
 def _check_inputs(inputs: tuple[str, ...], *, uris: bool = False) -> None:
@@ -213,7 +211,7 @@ def run_dedup(
 @click.option("--work", "work", type=click.Path(path_type=Path), default=None,
               help="Work directory of the run's stages: re-running the same command with it "
                    "resumes where a killed run stopped [default: OUT/.neardup-work].")
-@click.option("--memory-limit", default="2G", show_default=True,
+@click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True,
               help="Memory the run may use (e.g. 2G, 512M; none: no limit): the stages split "
                    "their work into buckets that fit it (chunks, sort: a quarter of it holds "
                    "pairs before spilling sorted runs to disk).")
@@ -377,11 +375,12 @@ def _refuse_other_methods_options(method: str, kind: type[Any] | None) -> None:
     if ctx is None:
         return
     mine = set(METHOD_OPTIONS[kind][1]) if kind in METHOD_OPTIONS else set()
+    flags = {param.name: param.opts[0] for param in ctx.command.params}
     for other, (_build, names) in METHOD_OPTIONS.items():
         for name in names:
             if other is not kind and name not in mine and \
                     ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
-                raise click.UsageError(f"--{name.replace('_', '-')} has no effect with "
+                raise click.UsageError(f"{flags.get(name, name)} has no effect with "
                                        f"--method {method}")
 
 

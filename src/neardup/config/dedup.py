@@ -16,9 +16,11 @@ from neardup.config.prints import ExactConfig, ShingleConfig
 from neardup.config.text import TemplateConfig, TextConfig
 from neardup.errors import ConfigError
 
-__all__ = ["DedupConfig", "KeepPolicy"]
+__all__ = ["DEFAULT_METHOD", "DedupConfig", "KeepPolicy"]
 
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
+DEFAULT_METHOD = "minhash"
+"""The method of a run that names none (every door: library, command line, demo, plan)."""
 P = TypeVar("P")
 
 
@@ -33,7 +35,7 @@ class DedupConfig:
     template benchmark, Webis CopyCat and the demo together (README, "Choosing the defaults").
     """
 
-    method: str = "minhash"
+    method: str = DEFAULT_METHOD
     params: object | None = None
     text: TextConfig = field(default_factory=TextConfig)
     exact: ExactConfig = field(default_factory=ExactConfig)

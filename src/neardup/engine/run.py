@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from neardup.config import DedupConfig
+from neardup.config import DEFAULT_MEMORY_LIMIT, DedupConfig, parse_bytes
 from neardup.document import Document
 from neardup.engine.against import (
     config_identity,
@@ -71,13 +71,17 @@ BASE_RSS = 400 << 20
 """What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
 
 
+DEFAULT_MEMORY_BYTES = parse_bytes(DEFAULT_MEMORY_LIMIT) or 1 << 40
+"""The stages' budget unless told (:data:`neardup.config.DEFAULT_MEMORY_LIMIT`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
     """How a run executes (none of it changes the outputs but ``chunk_docs``, which fixes the
     partitioning and is part of the work directory's identity)."""
 
     work: Path
-    memory_limit: int = 2 << 30
+    memory_limit: int = DEFAULT_MEMORY_BYTES
     workers: int = 1
     chunk_docs: int = 10_000
     replace_other: bool = False

@@ -26,7 +26,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neardup.config import DedupConfig, KeepPolicy, SimHashMethod, method_spec, threshold_methods
+from neardup.config import (
+    DedupConfig,
+    KeepPolicy,
+    SimHashMethod,
+    method_spec,
+    threshold_refusal,
+)
 from neardup.document import Document
 from neardup.engine.result import DedupResult
 from neardup.engine.run import EngineOptions, run_engine
@@ -51,9 +57,8 @@ def dedup_config(method: str | None = None, *, threshold: float | None = None,
     read is refused."""
     method = method or _DEFAULTS.method
     method_spec(method)  # refuses an unknown method, naming the known ones
-    if threshold is not None and method not in threshold_methods():
-        raise ConfigError(f"threshold {threshold} has no effect with method {method!r}: it is "
-                          f"read by {' and '.join(threshold_methods())}")
+    if (refusal := threshold_refusal(method, threshold)) is not None:
+        raise ConfigError(refusal)
     if k is not None and method_spec(method).params is not SimHashMethod:
         raise ConfigError(f"k={k} has no effect with method {method!r}: it is the Hamming "
                           "distance of simhash's search")
