@@ -1,25 +1,27 @@
 """neardup against rensa and datasketch on the real-text corpus, whole processes, interleaved.
 
     python benchmarks/realtext_compare.py [--documents 100000] [--repeat 3]
-                                          [--peers-python /work/bench-venv/bin/python]
+        [--peers rensa,datasketch] [--peers-python /work/bench-venv/bin/python]
+        [--neardup base=/path/to/old/src --neardup new=src]
 
-The corpus is :mod:`realtext`'s (written once to the scratch folder). Three whole processes per
-round, round-robin for ``--repeat`` rounds (neardup, rensa, datasketch, neardup, ...), each under
-``nice -n 5`` in its own session, ``PYTHONDONTWRITEBYTECODE`` unset (:func:`scale.measure`): CPU
-over the process tree (every process sampled from /proc every 50 ms), wall, peak RSS (the tree's
-largest sum). The sides:
+The corpus is :mod:`realtext`'s (written once to the scratch folder). One whole process per side
+per round, round-robin for ``--repeat`` rounds, each under ``nice -n 5`` in its own session,
+``PYTHONDONTWRITEBYTECODE`` unset (:func:`scale.measure`): CPU over the process tree (every
+process sampled from /proc every 50 ms), wall, peak RSS (the tree's largest sum). The sides:
 
 - ``neardup dedup CORPUS --workers 1 --out OUT --quiet`` (the default method, min-hash 128 at
-  0.8, 5-word shingles, exact Jaccard verification), this checkout's ``src``;
+  0.8, 5-word shingles, exact Jaccard verification), from this checkout's ``src`` or, with
+  ``--neardup NAME=SRC`` (repeatable), from each source tree named (before/after in one run;
+  ratios are quoted for the last one);
 - the rensa and datasketch pipelines of :mod:`realtext_peers` (RMinHash / MinHash 128 + LSH at
   0.8, Python shingling into the same 5-word shingles), run by ``--peers-python`` (a virtualenv
   holding the peers: ``python3.11 -m venv /work/bench-venv && /work/bench-venv/bin/pip install
   rensa datasketch``).
 
 Each side first runs once untimed on a 2,000-document corpus (numba's cache, the page cache).
-Reported: the medians of each side, neardup's ratios to each peer, the load average beside every
-run, and what each removed (documents, planted copies among them, per edit level). Results go to
-``benchmarks/results/realtext.json``.
+Reported: the medians of each side, the ratios of the last neardup side to every other side, the
+load average beside every run, and what each removed (documents, originals among them, the share
+of the planted copies of each edit level). Results go to ``benchmarks/results/realtext.json``.
 """
 
 from __future__ import annotations
