@@ -35,7 +35,7 @@ from neardup.config import (
 )
 from neardup.document import Document
 from neardup.engine.result import DedupResult
-from neardup.engine.run import EngineOptions, run_engine
+from neardup.engine.run import DEFAULT_MEMORY_BYTES, EngineOptions, run_engine
 from neardup.errors import ConfigError
 from neardup.pipeline.inputs import TextKind, documents_from, is_dataset, is_table
 from neardup.store.durable import scratch_area
@@ -70,15 +70,15 @@ def dedup_config(method: str | None = None, *, threshold: float | None = None,
 
 def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
                     config: DedupConfig | None = None, *, workers: int = 1,
-                    memory_limit: int = 2 << 30,
+                    memory_limit: int = DEFAULT_MEMORY_BYTES,
                     progress: Callable[[str, int, int], None] | None = None,
                     columns: list[str] | None = None) -> DedupResult:
     """Find exact and near-duplicate documents and cluster them with the batch engine.
 
     ``docs``: Documents, plain strings, or dicts with a ``text`` field. ``config``: the
     defaults of :class:`DedupConfig` unless given. ``memory_limit``: the bytes the engine's
-    stages may hold (the command line's ``--memory-limit``; they fill it before spilling to
-    disk). Returns every table of the run (documents, clusters, pairs, a method's extra tables;
+    stages may hold (the command line's ``--memory-limit``; beyond it they spill to disk).
+    Returns every table of the run (documents, clusters, pairs, a method's extra tables;
     only ``columns`` of the documents table when given) and its summary as a
     :class:`DedupResult`."""
     with tempfile.TemporaryDirectory(prefix="neardup-") as scratch, scratch_area():
@@ -94,7 +94,8 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
           threshold: float | None = None, k: int | None = None, keep: KeepPolicy | None = None,
           text: str = "text", id: str | None = None, url: str | None = None,
           kind: TextKind = "text", config: DedupConfig | None = None,
-          workers: int = 1, memory_limit: int = 2 << 30, output: Output = "table") -> Any:
+          workers: int = 1, memory_limit: int = DEFAULT_MEMORY_BYTES,
+          output: Output = "table") -> Any:
     """Deduplicate ``data``.
 
     ``output="table"`` (the default): a pyarrow Table with one row per input row, in order:
