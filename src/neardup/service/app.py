@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
@@ -42,7 +42,7 @@ from neardup.service.problems import (
     neardup_response,
 )
 from neardup.service.queries import QueryRoute, query_answer
-from neardup.service.readers import WriterLink
+from neardup.service.readers import ForwardAdds, WriterLink
 from neardup.service.schemas import (
     AddAnswer,
     AddedDocument,
@@ -76,8 +76,6 @@ class _State:
     config: ServiceConfig
     writer: GroupWriter | None
     metrics: Metrics
-    link: WriterLink | None = None
-    """In a reader process: the way to the writer process, which adds."""
 
 
 def _state(request: Request) -> _State:
@@ -129,7 +127,7 @@ def create_app(config: ServiceConfig, store: Store | None = None,
         if store is not None:
             if not store.read_only:
                 writer = GroupWriter(store, config.group_max, config.queue_limit)
-            app.state.neardup = _State(store, config, writer, metrics, link)
+            app.state.neardup = _State(store, config, writer, metrics)
         try:
             yield
         finally:
@@ -144,6 +142,8 @@ def create_app(config: ServiceConfig, store: Store | None = None,
     add_compare_route(app, ERRORS)
     max_k = (store.config if store is not None else StoreConfig()).max_k
     app.add_middleware(QueryRoute, max_k=max_k)       # inside the guard: added first
+    if link is not None:                              # a reader: adds go to the writer
+        app.add_middleware(ForwardAdds, link=link)
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
     _handlers(app)
     _write_routes(app)
@@ -232,11 +232,6 @@ def _write_routes(app: FastAPI) -> None:
         if len(body.documents) > state.config.max_documents:
             raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
                           f"most {state.config.max_documents} per request")
-        if state.link is not None:          # a reader process: the writer process adds
-            status, headers, answer = state.link.add(
-                body.model_dump_json(exclude_unset=True).encode(),
-                request.headers.get("authorization", ""))
-            return Response(answer, status, headers, media_type="application/json")
         if state.writer is None:
             raise Problem(503, "read_only", "this service's store is open read-only")
         docs, slots = _documents(body.documents)
