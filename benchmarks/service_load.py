@@ -239,20 +239,24 @@ def summary(tally: Tally) -> dict[str, Any]:
             "add": cut(tally.latencies["add"])}
 
 
-def server_cpu(pid: int) -> float:
-    """CPU seconds used so far by the server and its reader processes."""
+def server_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds used so far by the server (``pid``) and by each of its reader processes."""
     sampler = TreeSampler()
     sampler.poll(pid)
-    return sampler.cpu_seconds
+    return sampler.cpu
 
 
 def measure(port: int, server: int, args: argparse.Namespace, stored: int,
             seed: int) -> dict[str, Any]:
-    """One measured run: the load, the server's CPU over it, the load average around it."""
+    """One measured run: the load, the server's CPU over it (the serving process, which
+    writes, and its readers), the load average around it."""
     before, cpu = load_average(), server_cpu(server)
     tally = load_in_processes(port, args.clients, args.client_processes, stored,
                               args.duration, args.max_requests, seed)
-    return {**summary(tally), "server_cpu_seconds": round(server_cpu(server) - cpu, 2),
+    used = {pid: seconds - cpu.get(pid, 0.0) for pid, seconds in server_cpu(server).items()}
+    return {**summary(tally), "server_cpu_seconds": round(sum(used.values()), 2),
+            "writer_cpu_seconds": round(used.get(server, 0.0), 2),
+            "reader_cpu_seconds": sorted(round(v, 2) for k, v in used.items() if k != server),
             "load_average_before": before, "load_average_after": load_average()}
 
 
@@ -396,6 +400,8 @@ def main() -> None:
     parser.add_argument("--add-share", type=float, default=0.1,
                         help="Share of adds among the requests (to study queries or adds "
                              "alone; the target's mix is 0.1).")
+    parser.add_argument("--results", default="service_load.json",
+                        help="File name of the results under benchmarks/results/.")
     args = parser.parse_args()
     ADD_SHARE[0] = args.add_share
     work = Path(tempfile.mkdtemp(prefix="neardup-service-load-"))
@@ -403,7 +409,7 @@ def main() -> None:
         results = run(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    write_results(RESULTS_DIR / "service_load.json", results, table(results))
+    write_results(RESULTS_DIR / args.results, results, table(results))
 
 
 if __name__ == "__main__":
