@@ -28,6 +28,7 @@ from neardup.service.problems import (
     invalid_response,
     neardup_response,
 )
+from neardup.service.readers import read_body
 from neardup.service.schemas import QueryRequest, query_request
 from neardup.store import Store
 
@@ -97,7 +98,7 @@ class QueryRoute:
         try:
             if not state.config.public_reads:
                 check_token(state.config.token, _header(scope, b"authorization"), "a read")
-            body = self._parsed(await _body(receive))
+            body = self._parsed(await read_body(receive))
             if store.read_only:
                 answer = fresh_answer(store, body)
             else:
@@ -124,13 +125,3 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-async def _body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)

@@ -24,7 +24,7 @@ from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
 from neardup.service.settings import ServiceConfig
 
-__all__ = ["ForwardAdds", "WriterLink", "listening_socket", "serve_with_readers"]
+__all__ = ["ForwardAdds", "WriterLink", "listening_socket", "read_body", "serve_with_readers"]
 
 BACKLOG = 2048
 STOP_SECONDS = 10.0
@@ -98,7 +98,7 @@ class ForwardAdds:
             await self.app(scope, receive, send)
             return
         scope["route"] = _AddRoute
-        body = await _body(receive)
+        body = await read_body(receive)
         authorization = next((value.decode("latin-1") for name, value in scope["headers"]
                               if name.lower() == b"authorization"), None)
         try:
@@ -119,7 +119,8 @@ class _AddRoute:
     path = ADD_PATH
 
 
-async def _body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
+    """The whole body of an ASGI request."""
     chunks = []
     while True:
         message = await receive()
