@@ -18,13 +18,13 @@ from neardup.config import MinHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import shingle_hashes
 
-__all__ = ["EMPTY_SLOT", "MinHash", "estimate_jaccard", "permutation_parameters"]
+__all__ = ["EMPTY_SLOT", "MinHash", "estimate_jaccard", "permutation_parameters", "splitmix64"]
 
 EMPTY_SLOT = np.uint64(2**64 - 1)
 _MASK = (1 << 64) - 1
 
 
-def _splitmix64(state: int) -> tuple[int, int]:
+def splitmix64(state: int) -> tuple[int, int]:
     state = (state + 0x9E3779B97F4A7C15) & _MASK
     z = state
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
@@ -38,8 +38,8 @@ def permutation_parameters(num_perm: int, seed: int) -> tuple[U64, U64]:
     multipliers = np.empty(num_perm, dtype=np.uint64)
     offsets = np.empty(num_perm, dtype=np.uint64)
     for i in range(num_perm):
-        state, a = _splitmix64(state)
-        state, b = _splitmix64(state)
+        state, a = splitmix64(state)
+        state, b = splitmix64(state)
         multipliers[i] = a | 1
         offsets[i] = b
     return multipliers, offsets
