@@ -71,6 +71,7 @@ from common import (
     write_results,
 )
 from neardup.text.canonical import canonical_text
+from templates import articles, container
 
 BIG_SITES, BIG_PAGES, SMALL_PAGES = 3, 14, 3
 PAIRS = {"other-frame": 60, "template-swap": 12, "ads": 12, "dates": 12, "edit": 12}
@@ -87,28 +88,6 @@ TITLE = "{TITLE}"
 # -- articles and frames --------------------------------------------------------------------------
 
 
-def articles(seed: int) -> list[list[str]]:
-    root = require_data("html", "zyte-article-benchmark")
-    truth = json.loads((root / "ground-truth.json").read_text())
-    bodies = [[p.strip() for p in truth[name]["articleBody"].split("\n") if p.strip()]
-              for name in sorted(truth)]
-    bodies = [b for b in bodies if sum(len(p.split()) for p in b) >= 120]
-    random.Random(seed).shuffle(bodies)
-    return bodies
-
-
-def _container(tree: Any) -> Any:
-    """The element whose direct <p> children hold the most text."""
-    best, score = None, 0
-    for element in tree.iter():
-        if not isinstance(element.tag, str):
-            continue
-        text = sum(len(child.text_content()) for child in element if child.tag == "p")
-        if text > score:
-            best, score = element, text
-    return best
-
-
 _DECLARATIONS = ("//link[contains(concat(' ', translate(@rel, 'CANONIL', 'canonil'), ' '), "
                  "' canonical ')] | //meta[@property='og:url' or @name='og:url'] | //base")
 
@@ -122,7 +101,7 @@ def _frame(raw: bytes, snippets: list[str]) -> str | None:
         tree = lxml.html.fromstring(raw)
     except (ValueError, lxml.etree.ParserError):
         return None
-    box = _container(tree)
+    box = container(tree)
     if box is None or tree.find("head") is None:
         return None
     for child in list(box):
