@@ -6,6 +6,7 @@ import glob
 import json
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ ESSENTIALS = {
     "keep": "Which member of a cluster survives: first, longest, earliest, shortest-url.",
     "preset": "A paper's settings by name (see --help-all).",
     "fmt": "Format of the tables: parquet (default) or jsonl.",
-    "workers": "Worker processes [default: one per core].",
+    "workers": "Worker processes [default: one per core; none for one input file under 4 MiB].",
     "memory_limit": "Memory the run may use, e.g. 2G (default), 512M.",
     "work": "Work directory: the same command resumes a killed run [default: OUT/.neardup-work].",
     "quiet": "No progress display and no report.",
@@ -207,7 +208,8 @@ def run_dedup(
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="parquet",
               show_default=True, help="Format of the output tables.")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
-              help="Worker processes [default: 0 = one per core].")
+              help="Worker processes [default: 0 = one per core, or this process alone for "
+                   "one input file under 4 MiB].")
 @click.option("--work", "work", type=click.Path(path_type=Path), default=None,
               help="Work directory of the run's stages: re-running the same command with it "
                    "resumes where a killed run stopped [default: OUT/.neardup-work].")
@@ -253,9 +255,10 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     files or directories; - for stdin) and write the clusters to --out.
 
     Exits with status 1 when the inputs hold no document, saying what they held instead."""
+    from neardup.cli.pandas_free import without_pandas
     from neardup.cli.progress import stage_progress
     from neardup.config import parse_bytes
-    from neardup.engine import EngineOptions, run_engine
+    from neardup.engine.run import SMALL_INPUT_BYTES, EngineOptions, run_engine
 
     _check_inputs(inputs, uris=engine == "spark")
     if write and "-" in inputs:
@@ -272,9 +275,11 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     running = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
-                           replace_other=work is None)
+                           replace_other=work is None,
+                           small_input_bytes=0 if workers else SMALL_INPUT_BYTES)
     try:
-        with stage_progress(False if quiet else None) as progress:
+        with stage_progress(False if quiet else None) as progress, \
+                (nullcontext() if engine == "spark" else without_pandas()):
             if engine == "spark":
                 summary = _run_spark(list(inputs), out, config, running, spark_master,
                                      partitions, media=media, fmt=fmt, progress=progress,

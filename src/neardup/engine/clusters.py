@@ -28,7 +28,6 @@ from neardup.config import KeepPolicy
 from neardup.engine.buckets import bucket_count
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import PAIR
-from neardup.engine.partition import read_meta
 from neardup.engine.workdir import WorkDir, publish_dir
 
 __all__ = ["ClusterResult", "Components", "pair_blocks", "run_cluster"]
@@ -91,7 +90,7 @@ def _ranked_members(catalog: Catalog, policy: KeepPolicy, labels: npt.NDArray[An
             clustered = sizes[labels[docs]] > 1
             if not clustered.any():
                 continue
-            meta = read_meta(part.folder, ["url", "fetched"]).take(part.kept_rows())
+            meta = part.kept_meta(["url", "fetched"])
             columns = catalog.columns(part)
             keys = rank_keys(policy, columns["text_chars"], meta.column("fetched").to_pylist(),
                              meta.column("url").to_pylist(), docs)

@@ -62,7 +62,7 @@ from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge
 from neardup.sources.stats import SourceStats
 from neardup.store.durable import sync
 
-__all__ = ["DOCUMENTS", "EngineOptions", "Executor", "run_engine"]
+__all__ = ["DOCUMENTS", "SMALL_INPUT_BYTES", "EngineOptions", "Executor", "run_engine"]
 
 DOCUMENTS = "<documents>"
 """The input name of documents given to :func:`run_engine` as an iterable (the library)."""
@@ -73,6 +73,13 @@ BASE_RSS = 400 << 20
 
 DEFAULT_MEMORY_BYTES = parse_bytes(DEFAULT_MEMORY_LIMIT) or 1 << 40
 """The stages' budget unless told (:data:`neardup.config.DEFAULT_MEMORY_LIMIT`)."""
+
+SMALL_INPUT_BYTES = SHARED_BYTES
+"""A run of one input file under this size whose number of workers was left to the engine runs
+in this process alone: the file is one split, fingerprinted by one process anyway, and the
+buckets of so few documents are small. Measured here (``benchmarks/startup_dedup.py``; 960
+real-text documents, 4 MB): 2 workers took 0.46 CPU s and 260 MB more than one, and no less
+wall time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,10 @@ class EngineOptions:
     (each its own blocks), when there are few input files."""
     bucket_bytes: int | None = None
     """Overrides :attr:`budget` (tests use tiny buckets to exercise the partitioning)."""
+    small_input_bytes: int = 0
+    """Inputs (local files only) totalling fewer bytes run in this process, with no worker pool
+    whatever ``workers`` says (0: never; the command line gives :data:`SMALL_INPUT_BYTES` when
+    its ``--workers`` is not set)."""
 
     @property
     def budget(self) -> int:
@@ -154,6 +165,17 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
     if fields.tag:
         identity["fields"] = fields.tag
     return identity
+
+
+def _small_input(splits: list[InputSplit], below: int) -> bool:
+    """Whether the input is one local file of fewer than ``below`` bytes (one split: its
+    fingerprinting runs in one process whatever the number of workers)."""
+    if below <= 0 or len(splits) != 1:
+        return False
+    try:
+        return os.stat(splits[0].path).st_size < below
+    except OSError:  # documents given in memory, a URL: size unknown
+        return False
 
 
 def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
@@ -222,6 +244,8 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     splits = ([InputSplit(DOCUMENTS, True, 0, Blocks(options.chunk_docs))] if documents is not None
               else input_splits(paths, expansion, block_size=options.chunk_docs,
                                 workers=options.workers, shared_bytes=options.shared_bytes))
+    if executor.mapper is None and _small_input(splits, options.small_input_bytes):
+        options = dataclasses.replace(options, workers=1)
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
     old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
     work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
