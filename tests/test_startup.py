@@ -1,12 +1,9 @@
 """A small dedup starts cheaply: no worker pool for one small input file (unless --workers asks
-for one), and no pandas in the command's process."""
+for one)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -85,15 +82,3 @@ def test_the_small_input_rule_gives_the_same_tables(tmp_path: Path, pools: list[
     assert pools == [2]
     for table in ("documents.parquet", "pairs.parquet", "clusters.parquet"):
         assert (alone / table).read_bytes() == (pooled / table).read_bytes(), table
-
-
-def test_a_dedup_process_never_imports_pandas(tmp_path: Path) -> None:
-    data = write_docs(tmp_path / "docs.jsonl", 3)
-    code = ("import atexit, sys; atexit.register(lambda: print('pandas loaded:', "
-            "'pandas' in sys.modules)); from neardup.cli.main import main; main()")
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run([sys.executable, "-c", code, "dedup", str(data), "--out",
-                           str(tmp_path / "out"), "--quiet"], env=env, capture_output=True,
-                          text=True, check=True)
-    assert "pandas loaded: False" in done.stdout
-    assert (tmp_path / "out" / "summary.json").exists()

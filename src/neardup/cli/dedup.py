@@ -6,7 +6,6 @@ import glob
 import json
 import re
 from collections.abc import Callable
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +254,6 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     files or directories; - for stdin) and write the clusters to --out.
 
     Exits with status 1 when the inputs hold no document, saying what they held instead."""
-    from neardup.cli.pandas_free import without_pandas
     from neardup.cli.progress import stage_progress
     from neardup.config import parse_bytes
     from neardup.engine.run import SMALL_INPUT_BYTES, EngineOptions, run_engine
@@ -278,8 +276,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
                            replace_other=work is None,
                            small_input_bytes=0 if workers else SMALL_INPUT_BYTES)
     try:
-        with stage_progress(False if quiet else None) as progress, \
-                (nullcontext() if engine == "spark" else without_pandas()):
+        with stage_progress(False if quiet else None) as progress:
             if engine == "spark":
                 summary = _run_spark(list(inputs), out, config, running, spark_master,
                                      partitions, media=media, fmt=fmt, progress=progress,
