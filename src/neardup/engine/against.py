@@ -22,6 +22,11 @@ documents. That holds when the old documents keep their numbers and their conten
 template removed, in the earlier run or in this one); otherwise every pair is verified as in a
 one-shot run. Each run records the files holding all its near pairs (``near-pairs.json``), so a
 chain of runs, each against the previous, reuses them all.
+
+What is read from an earlier run is verified first: its identity, its markers and the files they
+seal (partitions, near stage, kept keys), and the sizes and checksums ``near-pairs.json`` records
+of the pair files it lists. This run cannot compute them again, so a damaged one stops it with an
+error naming the file (:class:`neardup.errors.CorruptDataError`).
 """
 
 from __future__ import annotations
@@ -38,11 +43,19 @@ import pyarrow.parquet as pq
 
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
+from neardup.engine.fingerprint import partition_marker
 from neardup.engine.keystore import KeyRecord, read_keys
+from neardup.engine.markers import (
+    checked_marker,
+    file_digest,
+    first_damage,
+    open_sealed,
+    sealed_bytes,
+)
 from neardup.engine.outputs import TableSink
 from neardup.engine.partition import read_meta
-from neardup.engine.workdir import identity_differences, write_atomic
-from neardup.errors import ConfigError
+from neardup.engine.workdir import identity_differences, read_identity, write_atomic
+from neardup.errors import ConfigError, CorruptDataError
 from neardup.methods.registry import join_of
 
 __all__ = ["config_identity", "near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
@@ -69,19 +82,30 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
     """The fingerprint partitions of the run whose work directory is ``root`` (named ``old-*``),
     and its identity; refused when that run used another configuration or did not get past
     numbering its documents."""
-    try:
-        identity = json.loads((root / "identity.json").read_text())
-        record = json.loads((root / "done" / "link.json").read_text())
-    except (OSError, ValueError) as err:
-        raise ConfigError(f"{root}: not the work directory of a finished run ({err}); "
-                          "--against needs the --work of an earlier dedup") from err
+    identity, record = read_identity(root), checked_marker(root, "link")
+    if identity is None or record is None:
+        raise ConfigError(f"{root}: not the work directory of a finished run (no "
+                          f"{'identity' if identity is None else 'numbering'} recorded); "
+                          "--against needs the --work of an earlier dedup")
     differences = identity_differences(identity["config"],
                                        config_identity(config))
     if differences:
         raise ConfigError(f"{root}: the earlier run used another configuration "
                           f"({'; '.join(differences)})")
-    return [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
-            record["parts"]], identity
+    parts = [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
+             record["parts"]]
+    for _, folder, _ in parts:
+        _check_partition(folder)
+    return parts, identity
+
+
+def _check_partition(folder: Path) -> None:
+    """Raise naming the file when a partition of an earlier run (in the work directory that
+    holds ``folder``) is not intact as its marker seals it."""
+    file, block = (int(number[1:]) for number in folder.name.split("-"))
+    if checked_marker(folder.parents[1], partition_marker(file, block)) is None:
+        raise CorruptDataError(f"{folder}: an earlier run's partition without its marker "
+                               "(it cannot be verified)")
 
 
 def old_near_pairs(root: Path, config: DedupConfig,
@@ -94,10 +118,8 @@ def old_near_pairs(root: Path, config: DedupConfig,
     join = join_of(config)
     if join is None or not join.reuses_keys:
         return None
-    try:
-        link = json.loads((root / "done" / "link.json").read_text())
-        near = json.loads((root / "done" / "near.json").read_text())
-    except (OSError, ValueError):
+    link, near = checked_marker(root, "link"), checked_marker(root, "near")
+    if link is None or near is None:
         return None
     if near["templates"].get("hosts_with_templates", 1) or \
             [tuple(part[3]) for part in link["parts"]] != dropped:
@@ -106,15 +128,26 @@ def old_near_pairs(root: Path, config: DedupConfig,
 
 
 def near_pair_files(root: Path) -> tuple[Path, ...]:
-    """The files holding every near pair among the documents of the run in ``root``."""
-    try:
-        return tuple(Path(p) for p in json.loads((root / NEAR_PAIRS).read_text()))
-    except (OSError, ValueError):
+    """The files holding every near pair among the documents of the run in ``root``, each
+    verified against the size and checksum recorded with it."""
+    path = root / NEAR_PAIRS
+    payload = open_sealed(path)
+    if payload is None:
         return (root / "near" / "pairs.bin",)
+    listed = payload.get("files")
+    if not isinstance(listed, list):
+        raise CorruptDataError(f"{path}: damaged (not a list of pair files)")
+    damage = first_damage(Path("/"), {name: [size, digest] for name, size, digest in listed})
+    if damage is not None:
+        raise CorruptDataError(f"{damage.path}: damaged ({damage.cause}), listed in {path}")
+    return tuple(Path(name) for name, _, _ in listed)
 
 
 def record_near_pairs(root: Path, files: list[Path]) -> None:
-    write_atomic(root / NEAR_PAIRS, json.dumps([str(path) for path in files]).encode())
+    """Record the files of every near pair of this run (in order), with their sizes and
+    checksums."""
+    listed = [[str(path.absolute()), *file_digest(path)] for path in files]
+    write_atomic(root / NEAR_PAIRS, sealed_bytes({"files": listed}))
 
 
 def old_keys(root: Path) -> KeyRecord | None:
@@ -123,6 +156,9 @@ def old_keys(root: Path) -> KeyRecord | None:
     record = read_keys(root / "near" / "candidates")
     if record is None or not record.complete():
         return None
+    for folder in record.folders:  # each run's near stage seals its kept keys
+        if folder.parent.name == "near" and checked_marker(folder.parents[1], "near") is None:
+            return None
     return record
 
 

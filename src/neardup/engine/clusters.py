@@ -27,6 +27,7 @@ from neardup.cluster.unionfind import flatten, union_into
 from neardup.config import KeepPolicy
 from neardup.engine.buckets import bucket_count
 from neardup.engine.catalog import Catalog
+from neardup.engine.markers import folder_files
 from neardup.engine.pairfiles import PAIR
 from neardup.engine.partition import read_meta
 from neardup.engine.workdir import WorkDir, publish_dir
@@ -179,5 +180,5 @@ def run_cluster(work: WorkDir, catalog: Catalog, policy: KeepPolicy, files: list
     del labels, sizes, kept
     (temporary / "best.npy").unlink(missing_ok=True)
     publish_dir(temporary, final)
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, folder_files(final))
     return ClusterResult(final, record)

@@ -36,6 +36,7 @@ from neardup.engine.buckets import (
     write_routed,
 )
 from neardup.engine.catalog import Catalog
+from neardup.engine.markers import folder_files
 from neardup.engine.pairfiles import PAIR, to_records
 from neardup.engine.workdir import WorkDir, publish_dir, write_array
 from neardup.methods.exact import LEVELS
@@ -176,5 +177,5 @@ def run_exact(work: WorkDir, catalog: Catalog, budget: int) -> ExactResult:
     publish_dir(temporary, final)
     record = {"groups": groups, "collapsed": collapsed, "survivors": int(survivors.sum()),
               "documents": catalog.documents}
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, folder_files(final))
     return ExactResult(final, record)

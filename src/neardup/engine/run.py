@@ -148,7 +148,7 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
         except OSError:
             files[path] = list(stamps[path]) if path in stamps else None
     identity = {"config": config_identity(config), "inputs": files, "media": media,
-                "chunk_docs": options.chunk_docs, "format": 2}
+                "chunk_docs": options.chunk_docs, "format": 3}
     if against is not None:
         identity["against"] = against
     if fields.tag:
@@ -166,7 +166,7 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
                 pairs = Pairs.exact(original[docs], docs + part.start, "revisit", "identical")
                 out.write(to_records(pairs).tobytes())
             sync(out)
-        work.mark("revisit-pairs", {})
+        work.mark("revisit-pairs", {}, [path])
     return path
 
 
