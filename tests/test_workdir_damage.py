@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,3 +129,53 @@ def test_each_kind_of_damaged_file_is_recomputed_or_named(finished: Finished, da
         if problem is not None:
             failures[kind] = problem
     assert not failures, "\n".join(f"{kind}: {problem}" for kind, problem in failures.items())
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 512 KiB tmpfs (needs root; skipped where mounting is refused)."""
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(folder)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_full_work_disk_names_the_folder_and_the_bytes(tiny_disk: Path,
+                                                         tmp_path: Path) -> None:
+    texts = planted_texts(600, 5, vocabulary=vocabulary(5000), lengths=(200, 300))
+    write_jsonl(tmp_path / "corpus", text_rows(texts))
+    work = tiny_disk / "work"
+    code, output = _dedup(tmp_path / "corpus", tmp_path / "out", work, "minhash")
+    assert code == 1
+    assert "internal error" not in output
+    line = output.strip().splitlines()[-1]
+    assert line.startswith(f"neardup: error: {work}") and "the disk is full" in line
+    free, needed = (int(number.replace(",", "")) for number in
+                    re.findall(r"([\d,]+) bytes (?:free|there)", line))
+    assert free < 64 << 10 and needed > 512 << 10
+
+
+def test_a_damaged_earlier_run_stops_an_against_run_naming_the_file(
+        finished: Finished, tmp_path: Path) -> None:
+    """``--against`` reads an earlier run's partitions, which this run cannot compute again:
+    a damaged one stops it with the file named; intact, the run succeeds."""
+    old = tmp_path / "old"  # its own run: a work directory records its folders' paths
+    assert _dedup(finished.corpus, tmp_path / "old-out", old, finished.method)[0] == 0
+    texts = planted_texts(60, 12, vocabulary=vocabulary(300), lengths=(40, 120))
+    write_jsonl(tmp_path / "new", text_rows(texts, prefix="n"))
+    arguments = ["dedup", str(tmp_path / "new"), "--against", str(old), "--method",
+                 finished.method, "--partition-docs", "40", "--workers", "1", "--quiet"]
+    intact = CliRunner().invoke(cli, [*arguments, "--out", str(tmp_path / "intact")])
+    assert intact.exit_code == 0, intact.output
+    shingles = sorted(old.glob("fingerprint/*/shingles.npy"))[1]
+    _flip(shingles)
+    damaged = CliRunner().invoke(cli, [*arguments, "--out", str(tmp_path / "damaged")])
+    assert damaged.exit_code == 1
+    assert f"{shingles}: damaged (checksum)" in damaged.output
+    assert not (tmp_path / "damaged" / "documents.parquet").exists()

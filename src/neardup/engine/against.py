@@ -23,10 +23,11 @@ template removed, in the earlier run or in this one); otherwise every pair is ve
 one-shot run. Each run records the files holding all its near pairs (``near-pairs.json``), so a
 chain of runs, each against the previous, reuses them all.
 
-What is read from an earlier run is verified first: its identity, its markers and the files they
-seal (partitions, near stage, kept keys), and the sizes and checksums ``near-pairs.json`` records
-of the pair files it lists. This run cannot compute them again, so a damaged one stops it with an
-error naming the file (:class:`neardup.errors.CorruptDataError`).
+What is read from an earlier run is verified first against what it sealed: its identity, its
+markers, its partitions (this run cannot compute them again: a damaged one stops it with an
+error naming the file, :class:`neardup.errors.CorruptDataError`), its kept keys and the pair
+files ``near-pairs.json`` lists with their sizes and checksums (a damaged one is said in one line
+and what it held is computed again, as when it is gone).
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ from neardup.engine.markers import (
     checked_marker,
     file_digest,
     first_damage,
+    marked,
     open_sealed,
+    say,
     sealed_bytes,
 )
 from neardup.engine.outputs import TableSink
@@ -81,9 +84,9 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
                                                              dict[str, Any]]:
     """The fingerprint partitions of the run whose work directory is ``root`` (named ``old-*``),
     and its identity; refused when that run used another configuration or did not get past
-    numbering its documents."""
-    identity, record = read_identity(root), checked_marker(root, "link")
-    if identity is None or record is None:
+    numbering its documents, and stopped naming the file when one of them is damaged."""
+    identity, link = read_identity(root), marked(root, "link")
+    if identity is None or link is None:
         raise ConfigError(f"{root}: not the work directory of a finished run (no "
                           f"{'identity' if identity is None else 'numbering'} recorded); "
                           "--against needs the --work of an earlier dedup")
@@ -93,7 +96,7 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
         raise ConfigError(f"{root}: the earlier run used another configuration "
                           f"({'; '.join(differences)})")
     parts = [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
-             record["parts"]]
+             link[0]["parts"]]
     for _, folder, _ in parts:
         _check_partition(folder)
     return parts, identity
@@ -112,34 +115,36 @@ def old_near_pairs(root: Path, config: DedupConfig,
                    dropped: list[tuple[int, ...]]) -> tuple[Path, ...] | None:
     """The files of every near pair among the documents of the run in ``root``, when they can
     stand for this run's pairs among those documents: same method, whose join keeps its keys
-    for reuse, no template removed in that run, and the old revisits dropped as they were
+    for reuse, no template removed in that run, the old revisits dropped as they were
     (``dropped``: this run's dropped rows of the old partitions), so that the old documents keep
-    their numbers."""
+    their numbers, and every pair file intact (a damaged one is said in one line: the pairs
+    are then verified again)."""
     join = join_of(config)
     if join is None or not join.reuses_keys:
         return None
-    link, near = checked_marker(root, "link"), checked_marker(root, "near")
+    link, near = marked(root, "link"), marked(root, "near")
     if link is None or near is None:
         return None
-    if near["templates"].get("hosts_with_templates", 1) or \
-            [tuple(part[3]) for part in link["parts"]] != dropped:
+    if near[0]["templates"].get("hosts_with_templates", 1) or \
+            [tuple(part[3]) for part in link[0]["parts"]] != dropped:
         return None
     return near_pair_files(root)
 
 
-def near_pair_files(root: Path) -> tuple[Path, ...]:
+def near_pair_files(root: Path) -> tuple[Path, ...] | None:
     """The files holding every near pair among the documents of the run in ``root``, each
-    verified against the size and checksum recorded with it."""
+    verified against the size and checksum recorded with it (None when they are not recorded
+    or one is damaged, said in one line)."""
     path = root / NEAR_PAIRS
     payload = open_sealed(path)
-    if payload is None:
-        return (root / "near" / "pairs.bin",)
-    listed = payload.get("files")
+    listed = None if payload is None else payload.get("files")
     if not isinstance(listed, list):
-        raise CorruptDataError(f"{path}: damaged (not a list of pair files)")
+        return None
     damage = first_damage(Path("/"), {name: [size, digest] for name, size, digest in listed})
     if damage is not None:
-        raise CorruptDataError(f"{damage.path}: damaged ({damage.cause}), listed in {path}")
+        say(f"--against: {damage.path} is damaged ({damage.cause}); verifying the earlier "
+            "run's near pairs again")
+        return None
     return tuple(Path(name) for name, _, _ in listed)
 
 
@@ -152,14 +157,27 @@ def record_near_pairs(root: Path, files: list[Path]) -> None:
 
 def old_keys(root: Path) -> KeyRecord | None:
     """The candidate keys the run in ``root`` kept (None when it kept none, or a folder they
-    list is gone: then this run emits every key again)."""
+    list is gone or damaged: then this run emits every key again). Each folder is verified
+    against the seals of the near stage that wrote it (a damaged file is said in one line)."""
     record = read_keys(root / "near" / "candidates")
     if record is None or not record.complete():
         return None
-    for folder in record.folders:  # each run's near stage seals its kept keys
-        if folder.parent.name == "near" and checked_marker(folder.parents[1], "near") is None:
-            return None
-    return record
+    return record if all(_intact_keys(folder) for folder in record.folders) else None
+
+
+def _intact_keys(folder: Path) -> bool:
+    """Whether the kept keys in ``folder`` (``<work>/near/candidates``) are as sealed."""
+    owner = folder.parents[1]
+    near = marked(owner, "near") if folder.parent.name == "near" else None
+    if near is None:
+        say(f"--against: {folder} is not sealed by a near stage; emitting its keys again")
+        return False
+    mine = {name: seal for name, seal in near[1].items()
+            if (owner / name).is_relative_to(folder)}
+    damage = first_damage(owner, mine)
+    if damage is not None:
+        say(f"--against: {damage.path} is damaged ({damage.cause}); emitting its keys again")
+    return damage is None
 
 
 _EMPTY = {"documents": pa.schema([("doc", pa.int64()), ("id", pa.string())]),

@@ -27,7 +27,7 @@ import xxhash
 from neardup.errors import CorruptDataError, OutputError
 from neardup.store import durable
 
-__all__ = ["Damage", "checked_marker", "file_digest", "first_damage", "folder_files",
+__all__ = ["Damage", "checked_marker", "file_digest", "first_damage", "folder_files", "marked",
            "marker_path", "open_sealed", "read_marker", "say", "seal", "sealed_bytes",
            "write_marker"]
 
@@ -153,19 +153,38 @@ def write_marker(root: Path, name: str, record: Mapping[str, Any],
         raise OutputError(f"{path}: cannot write ({err.strerror or err})") from err
 
 
-def _inspect(root: Path, name: str) -> dict[str, Any] | Damage | None:
-    """The record of step ``name``, None when it is not marked, or the first damage found."""
+def _marker(root: Path, name: str) -> dict[str, Any] | Damage | None:
+    """The payload (record and seals) of step ``name``'s marker, None when it is not marked,
+    a :class:`Damage` when the marker itself is damaged."""
     path = marker_path(root, name)
     payload = _payload(path)
     if payload is None or isinstance(payload, Damage):
         return payload
     if not isinstance(payload.get("record"), dict) or not isinstance(payload.get("files"), dict):
         return Damage(path, "not a marker")
+    return payload
+
+
+def _inspect(root: Path, name: str) -> dict[str, Any] | Damage | None:
+    """The record of step ``name``, None when it is not marked, or the first damage found."""
+    payload = _marker(root, name)
+    if payload is None or isinstance(payload, Damage):
+        return payload
     damage = first_damage(root, payload["files"])
     if damage is not None:
         return damage
     record: dict[str, Any] = payload["record"]
     return record
+
+
+def marked(root: Path, name: str) -> tuple[dict[str, Any], dict[str, list[Any]]] | None:
+    """(record, seals) of step ``name`` without verifying its files (for a reader that
+    verifies only the files it reads, with :func:`first_damage`); None when not marked; a
+    damaged marker raises :class:`CorruptDataError` naming it."""
+    payload = _marker(root, name)
+    if isinstance(payload, Damage):
+        raise CorruptDataError(f"{payload.path}: damaged ({payload.cause})")
+    return None if payload is None else (payload["record"], payload["files"])
 
 
 def read_marker(root: Path, name: str, notice: Notice = say) -> dict[str, Any] | None:

@@ -17,10 +17,13 @@ identity is sealed too: a damaged or missing one drops every marker (nothing can
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
+import re
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,8 @@ from neardup.errors import ConfigError, CorruptDataError, OutputError
 from neardup.store import durable
 from neardup.store.durable import TMP_SUFFIX, publish_dir
 
-__all__ = ["WorkDir", "drop_scratch", "publish_dir", "read_array", "read_identity", "write_array",
-           "write_atomic"]
+__all__ = ["WorkDir", "drop_scratch", "full_disk", "naming_full_disks", "publish_dir", "read_array",
+           "read_identity", "write_array", "write_atomic"]
 
 IDENTITY = "identity.json"
 
@@ -70,6 +73,56 @@ def read_array(path: Path, mmap: bool = False) -> npt.NDArray[Any]:
     except (ValueError, EOFError) as err:
         raise CorruptDataError(f"{path}: not a whole array ({err})") from err
     return array
+
+
+_FAILED_WRITE = re.compile(r"write (\d+) bytes")
+"""numpy's words for a write that did not fit (``Not enough free space to write N bytes``)."""
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+"""numpy's words for a write cut short (items, not bytes)."""
+
+
+def full_disk(error: OSError, folders: Sequence[Path],
+              needed: Callable[[], int | None] = lambda: None) -> OutputError | None:
+    """An error naming the folder whose disk is full (the file's, else the one of ``folders``
+    with the least space free), its free bytes, the bytes the failed write needed where known
+    and ``needed()``, what the run needs in the first folder (the work directory) when
+    known; None when ``error`` is not a full disk."""
+    failed = _FAILED_WRITE.search(str(error))
+    if error.errno not in (errno.ENOSPC, errno.EDQUOT) and failed is None \
+            and not _SHORT_WRITE.search(str(error)):
+        return None
+    free = {folder: _free_bytes(folder) for folder in folders}
+    folder = (Path(str(error.filename)).parent if error.filename is not None
+              else min(free, key=lambda found: free[found]))
+    wanted = f"; a write of {int(failed.group(1)):,} bytes failed" if failed else ""
+    whole = needed() if folder == folders[0] or folders[0] in folder.parents else None
+    if whole is not None:
+        wanted += f"; the run needs about {whole:,} bytes there, judged by the inputs' size"
+    return OutputError(f"{folder}: the disk is full ({_free_bytes(folder):,} bytes free"
+                       f"{wanted}); free some space or use a folder on another disk "
+                       "(--work, --out)")
+
+
+def _free_bytes(folder: Path) -> int:
+    for candidate in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return 0
+
+
+@contextmanager
+def naming_full_disks(folders: Sequence[Path],
+                      needed: Callable[[], int | None] = lambda: None) -> Iterator[None]:
+    """Inside, an OSError of a full disk becomes :func:`full_disk`'s error."""
+    try:
+        yield
+    except OSError as err:
+        explained = full_disk(err, folders, needed)
+        if explained is None:
+            raise
+        raise explained from err
 
 
 def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:
