@@ -149,9 +149,9 @@ def near_pair_files(root: Path) -> tuple[Path, ...] | None:
 
 
 def record_near_pairs(root: Path, files: list[Path]) -> None:
-    """Record the files of every near pair of this run (in order), with their sizes and
-    checksums."""
-    listed = [[str(path.absolute()), *file_digest(path)] for path in files]
+    """Record the files of every near pair of this run (in order; method ``exact`` has none),
+    with their sizes and checksums."""
+    listed = [[str(path.absolute()), *file_digest(path)] for path in files if path.exists()]
     write_atomic(root / NEAR_PAIRS, sealed_bytes({"files": listed}))
 
 

@@ -30,7 +30,7 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.markers import folder_files
 from neardup.engine.pairfiles import PAIR
 from neardup.engine.partition import read_meta
-from neardup.engine.workdir import WorkDir, publish_dir
+from neardup.engine.workdir import WorkDir, publish_dir, read_array
 
 __all__ = ["ClusterResult", "Components", "pair_blocks", "run_cluster"]
 
@@ -147,7 +147,7 @@ class ClusterResult:
         self.stats: dict[str, Any] = record
 
     def array(self, name: str) -> npt.NDArray[Any]:
-        array: npt.NDArray[Any] = np.load(self.folder / f"{name}.npy", mmap_mode="r")
+        array: npt.NDArray[Any] = read_array(self.folder / f"{name}.npy", mmap=True)
         return array
 
 

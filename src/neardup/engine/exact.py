@@ -38,7 +38,7 @@ from neardup.engine.buckets import (
 from neardup.engine.catalog import Catalog
 from neardup.engine.markers import folder_files
 from neardup.engine.pairfiles import PAIR, to_records
-from neardup.engine.workdir import WorkDir, publish_dir, write_array
+from neardup.engine.workdir import WorkDir, publish_dir, read_array, write_array
 from neardup.methods.exact import LEVELS
 from neardup.methods.pairs import Pairs
 from neardup.store.durable import sync
@@ -61,7 +61,7 @@ class ExactResult:
         self.documents: int = record["documents"]
 
     def survivors(self) -> npt.NDArray[np.bool_]:
-        packed = np.load(self.folder / "survivors.npy")
+        packed = read_array(self.folder / "survivors.npy")
         return np.unpackbits(packed, count=self.documents).astype(bool)
 
     def pairs(self) -> npt.NDArray[Any]:
