@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,7 @@ def main() -> None:
     for _ in range(1 if args.baseline_src is None else 2):  # interleaved
         for name in runs:
             tree = src if name == "checksums" else args.baseline_src
+            shutil.rmtree(root / f"work-{name}", ignore_errors=True)  # a first run each time
             runs[name].append(_dedup(tree, inputs, root / f"out-{name}", root / f"work-{name}"))
     work = root / "work-checksums"
     files = _sealed(work)
