@@ -147,7 +147,8 @@ def build_catalog(work: WorkDir, partitions: list[tuple[str, Path, int]]) -> Cat
               "revisits_linked": catalog.revisits_linked,
               "revisits_without_original": catalog.revisits_without_original}
     write_atomic(catalog.columns_dir / "catalog.json", json.dumps(record).encode())
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, [*(catalog.columns_dir / f"{part.name}.npy" for part in parts),
+                              catalog.columns_dir / "catalog.json"])
     return catalog
 
 

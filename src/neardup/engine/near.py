@@ -42,6 +42,7 @@ from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
 from neardup.engine.keystore import KEPT
+from neardup.engine.markers import folder_files
 from neardup.engine.outputs import TableSink
 from neardup.engine.pairfiles import to_records
 from neardup.engine.paragraphs import paragraphs_near
@@ -209,7 +210,7 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
         record = _in_memory(config, catalog, survivors, temporary)
     drop_scratch(temporary, NEAR_RESULTS)
     publish_dir(temporary, final)
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, folder_files(final))
     return final, record
 
 

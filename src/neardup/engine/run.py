@@ -49,8 +49,9 @@ from neardup.engine.keystore import reusing_keys
 from neardup.engine.near import run_near, write_near_tables
 from neardup.engine.outputs import write_outputs
 from neardup.engine.pairfiles import to_records
+from neardup.engine.sizing import work_bytes_for
 from neardup.engine.verify import pairs_of_new
-from neardup.engine.workdir import WorkDir, write_atomic
+from neardup.engine.workdir import WorkDir, naming_full_disks, write_atomic
 from neardup.methods.pairs import Pairs
 from neardup.methods.registry import join_of
 from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_map
@@ -159,7 +160,7 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
         except OSError:
             files[path] = list(stamps[path]) if path in stamps else None
     identity = {"config": config_identity(config), "inputs": files, "media": media,
-                "chunk_docs": options.chunk_docs, "format": 2}
+                "chunk_docs": options.chunk_docs, "format": 3}
     if against is not None:
         identity["against"] = against
     if fields.tag:
@@ -188,7 +189,7 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
                 pairs = Pairs.exact(original[docs], docs + part.start, "revisit", "identical")
                 out.write(to_records(pairs).tobytes())
             sync(out)
-        work.mark("revisit-pairs", {})
+        work.mark("revisit-pairs", {}, [path])
     return path
 
 
@@ -228,12 +229,31 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
                against: Path | None = None, executor: Executor | None = None,
                documents: Iterable[Document] | None = None,
                fields: RowFields = DEFAULT_FIELDS) -> dict[str, Any]:
-    """Run every stage (skipping those already done in ``options.work``); returns the summary
-    written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
-    inputs are compared with that run's documents too and the outputs keep what touches the
-    new ones (:mod:`neardup.engine.against`). ``documents`` (the library's rows, read once, in
-    this process, ``options.chunk_docs`` at a time) stand for ``inputs``, which must be empty.
-    ``fields`` names the fields of JSONL and Parquet rows that hold the text, id and URL."""
+    """Run every stage (skipping those already done in ``options.work`` whose files are
+    intact); returns the summary written to ``out/summary.json``. With ``against`` (an earlier
+    run's work directory), the inputs are compared with that run's documents too and the
+    outputs keep what touches the new ones (:mod:`neardup.engine.against`). ``documents`` (the
+    library's rows, read once, in this process, ``options.chunk_docs`` at a time) stand for
+    ``inputs``, which must be empty. ``fields`` names the fields of JSONL and Parquet rows that
+    hold the text, id and URL. A full disk raises an error naming the folder
+    (:func:`neardup.engine.workdir.naming_full_disks`)."""
+    with naming_full_disks([options.work, out], lambda: _work_needed(inputs, config)):
+        return _run(inputs, out, config, options, media=media, fmt=fmt, progress=progress,
+                    against=against, executor=executor, documents=documents, fields=fields)
+
+
+def _work_needed(inputs: list[str], config: DedupConfig) -> int | None:
+    """What the work directory is expected to need for these inputs (local files only)."""
+    files = [Path(path) for path in inputs]
+    files += [found for folder in files if folder.is_dir() for found in folder.rglob("*")]
+    sizes = [path.stat().st_size for path in files if path.is_file()]
+    return work_bytes_for(sum(sizes), config.method) if sizes else None
+
+
+def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
+         media: Media, fmt: str, progress: Callable[[str, int, int], None] | None,
+         against: Path | None, executor: Executor | None,
+         documents: Iterable[Document] | None, fields: RowFields) -> dict[str, Any]:
     started, laps = time.perf_counter(), _CpuLaps()
     executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
