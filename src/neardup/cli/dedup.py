@@ -19,7 +19,13 @@ from neardup.cli.interrupt import exit_interrupted
 from neardup.cli.method_option import MethodChoice
 from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record_preset
 from neardup.cli.summary import no_documents_message, render_summary
-from neardup.cli.text_options import extract_options, template_config, template_options, text_config
+from neardup.cli.text_options import (
+    article_view_option,
+    extract_options,
+    template_config,
+    template_options,
+    text_config,
+)
 from neardup.config import (
     DEFAULT_MEMORY_LIMIT,
     DedupConfig,
@@ -55,8 +61,8 @@ class NoDocumentsError(NeardupError):
 
 SECTIONS = {
     "Input and output": ("out", "write", "fmt", "force", "media", "links", *FIELD_OPTIONS),
-    "Text": ("extract", "main_content", "thai_words", "templates", "template_min_pages",
-             "template_share"),
+    "Text": ("extract", "main_content", "article_view", "thai_words", "templates",
+             "template_min_pages", "template_share"),
     "Method": ("preset", "method", "keep", "min_resemblance", "shingle_width"),
     "simhash": ("max_hamming", "simhash_width", "simhash_weights", "simhash_stop_words",
                 "simhash_stem"),
@@ -193,6 +199,7 @@ def run_dedup(
 @click.option("--keep", type=click.Choice(["first", "longest", "earliest", "shortest-url"]),
               default=DEFAULTS.keep, show_default=True, help="Which member of a cluster survives.")
 @extract_options
+@article_view_option
 @template_options
 @click.option("--thai-words", is_flag=True,
               help="Cut Thai text into words (PyThaiNLP, extra 'thai') before fingerprinting.")
@@ -401,7 +408,8 @@ def config_from_options(options: dict[str, Any]) -> DedupConfig:
     return DedupConfig(
         method=options["method"], params=method_params(options["method"], options),
         text=text_config(options.get("extract"), options.get("main_content"),
-                         thai_words=options.get("thai_words", False)),
+                         thai_words=options.get("thai_words", False),
+                         article_view=options.get("article_view")),
         templates=template_config(options),
         verify_shingles=ShingleConfig(width=options["shingle_width"]),
         threshold=options["threshold"] or 0.0,

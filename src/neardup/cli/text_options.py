@@ -10,7 +10,8 @@ import click
 
 from neardup.config import EXTRACTORS, TemplateConfig, TextConfig
 
-__all__ = ["extract_options", "template_config", "template_options", "text_config"]
+__all__ = ["article_view_option", "extract_options", "template_config", "template_options",
+           "text_config"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,15 +28,25 @@ def extract_options(function: F) -> F:
              "to the article in the measurements of docs/templates.md) [default: full].")(function)
 
 
+def article_view_option(function: F) -> F:
+    """``--article-view/--no-article-view`` (unset: wherever the method supports it)."""
+    return click.option(
+        "--article-view/--no-article-view", default=None,
+        help="Compare each web page on its article text as well as on its full text: a pair "
+             "found on either view is kept, and the pairs table says which view it stands on "
+             "[default: on for minhash and oph with --extract full].")(function)
+
+
 def text_config(extract: str | None, main_content: bool | None, *,
-                thai_words: bool = False) -> TextConfig:
-    """The TextConfig of ``--extract`` (``--main-content`` alone means ``main``) and
-    ``--thai-words``."""
+                thai_words: bool = False, article_view: bool | None = None) -> TextConfig:
+    """The TextConfig of ``--extract`` (``--main-content`` alone means ``main``),
+    ``--thai-words`` and ``--article-view``."""
     if extract is None:
         extract = "main" if main_content else "full"
     elif main_content and extract != "main":
         raise click.BadParameter(f"--main-content contradicts --extract {extract}")
-    return TextConfig(extract=extract, thai_words=thai_words)  # type: ignore[arg-type]
+    return TextConfig(extract=extract, thai_words=thai_words,  # type: ignore[arg-type]
+                      article_view=article_view)
 
 
 def template_options(function: F) -> F:

@@ -67,6 +67,9 @@ class DedupConfig:
                      self.min_resemblance, "must be in [0, 1]")
         _require(self.keep in ("first", "longest", "earliest", "shortest-url"), "keep", self.keep,
                  "one of first, longest, earliest, shortest-url")
+        _require(spec.views or not self.text.article_view, "article_view", True,
+                 f"needs a method that compares two views of a page (minhash, oph), not "
+                 f"{self.method!r}")
         spec.check(self)
 
     def _set_params(self, kind: type[object] | None) -> None:
@@ -96,6 +99,15 @@ class DedupConfig:
         return "contained" if relation == "contained" else "resemblance"
 
     @property
+    def views(self) -> tuple[str, ...]:
+        """The views a web page is compared on: ``("full", "article")`` when the method
+        supports two views, ``extract`` is ``full`` and ``article_view`` is not False; else
+        ``("full",)`` (text, JSONL rows and pages without an article keep one view anyway)."""
+        two = (method_spec(self.method).views and self.text.extract == "full"
+               and self.text.article_view is not False)
+        return ("full", "article") if two else ("full",)
+
+    @property
     def resemblance_floor(self) -> float:
         """The resemblance a candidate pair needs to be kept after verification: the given
         ``min_resemblance``, else the threshold of the methods that estimate resemblance
@@ -121,5 +133,7 @@ class DedupConfig:
         tags = {"text": self.text.tag, "exact": self.exact.tag,
                 "verify": f"shingles:{self.verify_shingles.tag}",
                 "templates": self.templates.tag}
+        if len(self.views) > 1:
+            tags["views"] = "+".join(self.views)
         tags.update(method_spec(self.method).tags(self))
         return tags

@@ -47,7 +47,8 @@ class MethodSpec:
     :data:`DEFAULT_MIN_RESEMBLANCE`); ``containment``: ``relation="contained"`` is allowed;
     ``params``: the type of its config (``DedupConfig.params``; None: it takes none);
     ``check``: further checks of a config that runs it; ``hint``: what to use instead of a
-    threshold (for a method that reads none).
+    threshold (for a method that reads none); ``views``: it compares a web page on two views,
+    its full text and its article text (``TextConfig.article_view``).
     """
 
     name: str
@@ -59,6 +60,7 @@ class MethodSpec:
     params: type[Any] | None = None
     check: Callable[[DedupConfig], None] = _no_check
     hint: str = ""
+    views: bool = False
 
 
 _SPECS: dict[str, MethodSpec] = {}

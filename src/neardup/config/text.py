@@ -7,11 +7,13 @@ from typing import Literal
 
 from neardup.config.checks import require as _require
 
-__all__ = ["EXTRACTORS", "Extractor", "TemplateConfig", "TextConfig"]
+__all__ = ["ARTICLE_EXTRACTOR", "EXTRACTORS", "Extractor", "TemplateConfig", "TextConfig"]
 
 Extractor = Literal["full", "main", "trafilatura"]
 EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "trafilatura")
 """HTML to text: resiliparse's full text, resiliparse's main content, trafilatura's extraction."""
+ARTICLE_EXTRACTOR: Extractor = "main"
+"""The extractor of a page's article view (``TextConfig.article_view``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +22,11 @@ class TextConfig:
     ``main`` (resiliparse's main content) or ``trafilatura`` (the ``quality`` extra);
     ``thai_words`` cuts runs of Thai letters into words (PyThaiNLP, the ``thai`` extra).
 
+    ``article_view``: compare each web page on its article text as well as on its full text
+    (:data:`ARTICLE_EXTRACTOR`). None (the default): wherever the method supports two views and
+    ``extract`` is ``full``; True: required (a config that cannot have it is refused); False:
+    one view.
+
     ``main_content=True`` is the older spelling of ``extract="main"``; the two fields always
     agree after construction (stores written before ``extract`` existed read back as before).
     """
@@ -27,9 +34,13 @@ class TextConfig:
     extract: Extractor = "full"
     main_content: bool = False
     thai_words: bool = False
+    article_view: bool | None = None
 
     def __post_init__(self) -> None:
         _require(self.extract in EXTRACTORS, "extract", self.extract, "full, main or trafilatura")
+        _require(not (self.article_view and self.extract != "full"), "article_view",
+                 self.article_view, f"needs extract='full' (extract={self.extract!r} already "
+                 "keeps one view of the page)")
         if self.main_content and self.extract == "full":
             object.__setattr__(self, "extract", "main")
         object.__setattr__(self, "main_content", self.extract == "main")

@@ -57,7 +57,7 @@ from neardup.engine.markers import (
 )
 from neardup.engine.outputs import TableSink
 from neardup.engine.partition import read_meta
-from neardup.engine.workdir import identity_differences, read_identity, write_atomic
+from neardup.engine.workdir import FORMAT, identity_differences, read_identity, write_atomic
 from neardup.errors import ConfigError, CorruptDataError
 from neardup.methods.registry import join_of
 
@@ -90,6 +90,10 @@ def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Pat
         raise ConfigError(f"{root}: not the work directory of a finished run (no "
                           f"{'identity' if identity is None else 'numbering'} recorded); "
                           "--against needs the --work of an earlier dedup")
+    if identity.get("format") != FORMAT:
+        raise ConfigError(f"{root}: written by another version of neardup (work directory "
+                          f"format {identity.get('format')}, this one reads {FORMAT}); run "
+                          "that dedup again")
     differences = identity_differences(identity["config"],
                                        config_identity(config))
     if differences:

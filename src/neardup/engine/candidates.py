@@ -45,7 +45,7 @@ from neardup.engine.buckets import (
     write_routed,
 )
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import sorted_equal_key_pairs
+from neardup.engine.kernels import BAND_ROW, band_rows, sorted_equal_key_pairs
 from neardup.engine.keystore import (
     KeyRecord,
     band_matches,
@@ -57,7 +57,6 @@ from neardup.engine.keystore import (
     store_sorted,
     write_keys,
 )
-from neardup.engine.partition import band_key_rows
 from neardup.engine.templates import ContentReader
 from neardup.index.bitperm import plan_arrays, prefix_masks
 from neardup.index.hamming import (
@@ -76,18 +75,17 @@ __all__ = ["CANDIDATE", "minhash_candidates", "read_candidates", "simhash_candid
 
 CANDIDATE = np.dtype([("a", "<i8"), ("b", "<i8")])
 SIMHASH_ROW = np.dtype([("value", "<u8"), ("doc", "<i8")])
-BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
 
 
 def survivor_rows(catalog: Catalog, survivors: npt.NDArray[np.bool_], first: int = 0
-                  ) -> Iterator[tuple[Any, I64, I64]]:
-    """Per partition: (part, docs of its survivors, their rows among the part's kept rows);
-    the partitions of docs ``first`` and above only."""
-    for part in catalog.parts:
+                  ) -> Iterator[tuple[int, I64, I64]]:
+    """Per partition: (its index, docs of its survivors, their rows among the part's kept
+    rows); the partitions of docs ``first`` and above only."""
+    for index, part in enumerate(catalog.parts):
         if part.start + part.count <= first:
             continue
         local = np.flatnonzero(survivors[part.start:part.start + part.count]).astype(np.int64)
-        yield part, local + part.start, local
+        yield index, local + part.start, local
 
 
 def _reusable(config: DedupConfig, content: ContentReader | None
@@ -139,9 +137,9 @@ def simhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     writers = [BucketWriter(folder / f"table{t}", per_table, SIMHASH_ROW)
                for t in range(len(plans))]
     shift = np.uint64(64 - per_table.bit_length() + 1)
-    for part, docs, local in survivor_rows(catalog, survivors, first):
+    for index, docs, local in survivor_rows(catalog, survivors, first):
         rows = np.empty(docs.size, dtype=SIMHASH_ROW)
-        rows["value"] = catalog.columns(part)["simhash"][local]
+        rows["value"] = catalog.columns(catalog.parts[index])["simhash"][local]
         rows["doc"] = docs
         for plan, writer in zip(plans, writers, strict=True):
             route = permute_table(rows["value"], plan) >> shift if per_table > 1 else \
@@ -227,14 +225,9 @@ def minhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     count = int(survivors.sum())
     writer = BucketWriter(folder / "bands", old.buckets if old is not None else bucket_count(
         count * bands.bands * BAND_ROW.itemsize, budget), BAND_ROW)
-    for part, docs, local in survivor_rows(catalog, survivors, first):
-        keys = band_key_rows(part.folder, part.kept_rows()[local], bands, signer,
-                             content.adjuster(part, local) if content is not None else None)
-        for band in range(bands.bands):
-            rows = np.empty(docs.size, dtype=BAND_ROW)
-            rows["band"], rows["doc"] = band, docs
-            rows["key"] = keys[:, band]
-            writer.add(rows, spread(rows["key"]))
+    for index, docs, local in survivor_rows(catalog, survivors, first):
+        rows = band_rows(catalog, index, docs, local, bands, signer, content)
+        writer.add(rows, spread(rows["key"]))
     writer.close()
     olds = old.folders if old is not None else ()
     count = bucket_count(count * CANDIDATE.itemsize * 4, budget)

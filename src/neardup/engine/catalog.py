@@ -8,11 +8,14 @@ workers or partitions.
 
 The stage writes, per partition, ``link/<partition>.npy``: one row per numbered document with the
 columns the later stages need (:data:`COLUMNS`), a revisit carrying the hashes and lengths of its
-original; and ``link/catalog.json``: each partition's first doc number and dropped rows.
+original; and ``link/catalog.json``: each partition's first doc number and dropped rows. A run
+comparing two views of a page writes the columns of the article views as well, in
+``link/article/``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +26,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from neardup._types import I64
-from neardup.engine.partition import read_meta
+from neardup.engine.partition import ARTICLE, read_meta
 from neardup.engine.workdir import WorkDir, read_array, write_array, write_atomic
 
 __all__ = ["COLUMNS", "Catalog", "Part", "build_catalog", "load_catalog"]
@@ -75,6 +78,19 @@ class Catalog:
 
     def starts(self) -> I64:
         return np.array([part.start for part in self.parts], dtype=np.int64)
+
+    @property
+    def has_article(self) -> bool:
+        """Whether the partitions hold article views (a run comparing two views of a page)."""
+        return bool(self.parts) and (self.parts[0].folder / ARTICLE).is_dir()
+
+    def article(self) -> Catalog:
+        """The same documents, numbered alike, seen through their article views: each
+        partition's ``article/`` folder, with its own columns."""
+        return Catalog(tuple(dataclasses.replace(part, folder=part.folder / ARTICLE)
+                             for part in self.parts),
+                       self.documents, self.revisits_linked, self.revisits_without_original,
+                       self.columns_dir / ARTICLE)
 
     def locate(self, docs: I64) -> tuple[I64, I64]:
         """(partition index, row among its kept rows) of each doc number."""
@@ -143,11 +159,16 @@ def build_catalog(work: WorkDir, partitions: list[tuple[str, Path, int]]) -> Cat
     catalog = Catalog(tuple(parts), start, len(revisits) - sum(map(len, dropped.values())),
                       sum(map(len, dropped.values())), work.stage(STAGE))
     _write_columns(catalog, revisits, originals)
+    if catalog.has_article:
+        (catalog.columns_dir / ARTICLE).mkdir(exist_ok=True)
+        _write_columns(catalog.article(), revisits, originals)
     record = {"parts": [[p.name, str(p.folder), p.rows, list(p.dropped)] for p in parts],
               "revisits_linked": catalog.revisits_linked,
               "revisits_without_original": catalog.revisits_without_original}
     write_atomic(catalog.columns_dir / "catalog.json", json.dumps(record).encode())
-    work.mark(STAGE, record, [*(catalog.columns_dir / f"{part.name}.npy" for part in parts),
+    views = [catalog, catalog.article()] if catalog.has_article else [catalog]
+    work.mark(STAGE, record, [*(view.columns_dir / f"{part.name}.npy" for view in views
+                                for part in view.parts),
                               catalog.columns_dir / "catalog.json"])
     return catalog
 

@@ -3,8 +3,16 @@ one shuffled group (on Spark) runs on its numpy rows, so that both engines compu
 
 - :func:`gather_sets`: the shingle sets (or content sets), simhashes and signatures of a block's
   documents, read from their partitions, for the scoring of candidate pairs (stage 5);
+- :func:`band_rows`: the LSH band keys of a partition's survivors, on each view of the run
+  (stage 4);
 - :func:`equal_key_pairs`: the pairs of documents sharing a min-hash LSH band key (stage 4);
-  :func:`sorted_equal_key_pairs` when the rows are already sorted.
+  :func:`sorted_equal_key_pairs` when the rows are already sorted;
+- :func:`score_candidates`: candidate pairs scored on each view of their pages (stage 5).
+
+A run comparing two views of a page (``DedupConfig.views``) keys each page's article view as
+well: its bands are numbered after the full view's, so that keys of one view meet keys of the same
+view only. A candidate pair, found on either view, is scored on both: it stands on the view where
+its resemblance is higher (the article view only where both pages have one).
 """
 
 from __future__ import annotations
@@ -15,12 +23,20 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64, U64
+from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
-from neardup.engine.partition import shingle_slices, signature_rows
+from neardup.engine.partition import band_key_rows, shingle_slices, signature_rows
 from neardup.engine.templates import ContentReader
+from neardup.index.lsh import LSHBands
 from neardup.methods.joins import Signer
+from neardup.methods.near import scored_pairs
+from neardup.methods.pairs import VIEWS, Pairs
+from neardup.methods.registry import signer_of
 
-__all__ = ["equal_key_pairs", "gather_sets", "sorted_equal_key_pairs"]
+__all__ = ["BAND_ROW", "band_rows", "equal_key_pairs", "gather_sets", "has_article",
+           "score_candidates", "sorted_equal_key_pairs"]
+
+BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
 
 
 def gather_sets(catalog: Catalog, docs: I64, signer: Signer | None,
@@ -70,3 +86,73 @@ def sorted_equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
     if not firsts:
         return np.empty(0, np.int64), np.empty(0, np.int64)
     return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def has_article(catalog: Catalog, index: int, local: I64) -> npt.NDArray[np.bool_]:
+    """Which of ``local`` (rows among partition ``index``'s kept rows) have an article view."""
+    article = catalog.article()
+    return article.columns(article.parts[index])["tokens"][local] > 0
+
+
+def _rows_of(keys: U64, docs: I64, first_band: int) -> npt.NDArray[Any]:
+    rows = np.empty(keys.size, dtype=BAND_ROW)
+    bands = keys.shape[1] if keys.ndim == 2 else 0
+    rows["band"] = np.tile(np.arange(first_band, first_band + bands, dtype=np.int64), docs.size)
+    rows["doc"] = np.repeat(docs, bands)
+    rows["key"] = keys.reshape(-1)
+    return rows
+
+
+def band_rows(catalog: Catalog, index: int, docs: I64, local: I64, bands: LSHBands,
+              signer: Signer, content: ContentReader | None) -> npt.NDArray[Any]:
+    """The (band, key, doc) rows of ``docs`` (rows ``local`` among partition ``index``'s kept
+    rows): the keys of their full view (of their content, with ``content``) in bands
+    0..b-1 and, where the partitions hold article views, those of the docs that have one in
+    bands b..2b-1."""
+    part = catalog.parts[index]
+    keys = band_key_rows(part.folder, part.kept_rows()[local], bands, signer,
+                         content.adjuster(part, local) if content is not None else None)
+    rows = _rows_of(keys, docs, 0)
+    if not catalog.has_article:
+        return rows
+    chosen = has_article(catalog, index, local)
+    article = catalog.article().parts[index]
+    keys = band_key_rows(article.folder, article.kept_rows()[local[chosen]], bands, signer)
+    return np.concatenate([rows, _rows_of(keys, docs[chosen], bands.bands)])
+
+
+def _articles_of(catalog: Catalog, docs: I64) -> npt.NDArray[np.bool_]:
+    which, rows = catalog.locate(docs)
+    found = np.zeros(docs.size, dtype=bool)
+    for index in np.unique(which).tolist():
+        found[which == index] = has_article(catalog, index, rows[which == index])
+    return found
+
+
+def _on_view(config: DedupConfig, catalog: Catalog, a: I64, b: I64, docs: I64,
+             content: ContentReader | None) -> Pairs:
+    flat, offsets, simhashes, signatures = gather_sets(catalog, docs, signer_of(config), content)
+    i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
+    return scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
+
+
+def score_candidates(config: DedupConfig, catalog: Catalog, a: I64, b: I64,
+                     content: ContentReader | None) -> Pairs:
+    """The candidate pairs (a, b) scored on their pages' full views (their content, with
+    ``content``) and, where the run has article views, on those too: each pair keeps the
+    scores of the view where its resemblance is higher (article only where both pages have an
+    article), and the other view's resemblance."""
+    docs = np.unique(np.concatenate([a, b]))
+    full = _on_view(config, catalog, a, b, docs, content)
+    if not catalog.has_article:
+        return full
+    present = _articles_of(catalog, docs)
+    both = present[np.searchsorted(docs, a)] & present[np.searchsorted(docs, b)]
+    article = _on_view(config, catalog.article(), a, b, docs, None)
+    chosen = both & (article.resemblance > full.resemblance)
+    picked = {name: np.where(chosen, getattr(article, name), getattr(full, name))
+              for name in Pairs.__slots__}
+    picked["view"] = np.where(chosen, VIEWS.index("article"), VIEWS.index("full")).astype(np.int8)
+    picked["other_resemblance"] = np.where(
+        chosen, full.resemblance, np.where(both, article.resemblance, np.nan))
+    return Pairs(**picked)

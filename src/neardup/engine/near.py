@@ -38,13 +38,14 @@ import pyarrow.parquet as pq
 
 from neardup.cluster.relations import RELATIONS
 from neardup.config import ChunkMethod, DedupConfig
-from neardup.engine.candidates import minhash_candidates, simhash_candidates
+from neardup.engine.candidates import minhash_candidates, simhash_candidates, survivor_rows
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
+from neardup.engine.kernels import has_article
 from neardup.engine.keystore import KEPT
 from neardup.engine.markers import folder_files
 from neardup.engine.outputs import TableSink
-from neardup.engine.pairfiles import to_records
+from neardup.engine.pairfiles import to_records, view_counts
 from neardup.engine.paragraphs import paragraphs_near
 from neardup.engine.partition import read_prints
 from neardup.engine.relations import TABLES as RELATION_TABLES
@@ -74,7 +75,7 @@ from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import join_of, near_method
 from neardup.store.durable import sync
 
-__all__ = ["NEAR_RESULTS", "near_tables", "run_near", "runs_out_of_core",
+__all__ = ["NEAR_RESULTS", "near_tables", "run_near", "runs_out_of_core", "views_record",
            "write_near_tables"]
 
 STAGE = "near"
@@ -100,7 +101,20 @@ def _keyed(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool
     phases = {**cast(dict[str, float], parameters.pop("phases")),
               "verification": round(time.perf_counter() - started, 4)}
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
-            **parameters, "phases": phases}
+            **parameters, **views_record(config, catalog, survivors, folder / "pairs.bin"),
+            "phases": phases}
+
+
+def views_record(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
+                 pairs: Path) -> dict[str, Any]:
+    """What a run comparing two views of a page reports: the survivors with an article view
+    and the verified pairs standing on each view (nothing for a run of one view)."""
+    if not catalog.has_article:
+        return {}
+    with_article = sum(int(has_article(catalog, index, local).sum())
+                       for index, _, local in survivor_rows(catalog, survivors))
+    return {"views": {"compared": list(config.views), "article_views": with_article,
+                      "pairs": view_counts(pairs, config.views)}}
 
 
 def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],

@@ -13,6 +13,9 @@ A partition directory holds, for its documents in input order:
   default: same shingles); the signature itself is then recomputed from the set where it is
   needed (verification reads the set anyway). Otherwise ``signatures.npy``, the signatures;
 - ``features.pkl``: the per-document features of the other near methods, pickled;
+- ``article/``: for a run comparing two views of a page (``DedupConfig.views``), the article
+  view of every document as a partition of its own (same rows; a document without an article
+  has no tokens and an empty set there);
 - ``layout.json``: what the partition stores (:class:`Layout`).
 
 Partitions are written to a temporary directory and renamed into place
@@ -44,14 +47,16 @@ from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import join_of
 from neardup.store.durable import sync
 
-__all__ = ["NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features", "read_layout",
-           "read_meta", "read_prints", "shingle_slices", "signature_rows", "stored_shingles",
-           "write_partition"]
+__all__ = ["ARTICLE", "NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features",
+           "read_layout", "read_meta", "read_prints", "shingle_slices", "signature_rows",
+           "stored_shingles", "write_partition"]
 
 NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "shingle", "simhash")
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")
 LAYOUT = "layout.json"
+ARTICLE = "article"
+"""The sub-folder of a partition holding its documents' article views."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +65,8 @@ class Layout:
 
     ``signatures``: the min-hash width (0: no min-hash); ``derived``: the signatures are not
     stored but recomputed from the verification sets with ``seed``; ``bands`` x ``rows``: the
-    LSH banding whose keys are stored (``derived`` only)."""
+    LSH banding whose keys are stored (``derived`` only); ``article``: the article views are
+    stored in ``article/``."""
 
     links: bool = False
     features: bool = False
@@ -69,6 +75,7 @@ class Layout:
     seed: int = 0
     bands: int = 0
     rows: int = 0
+    article: bool = False
 
     def __post_init__(self) -> None:
         if self.signatures < 0 or self.bands < 0 or self.rows < 0:
@@ -89,11 +96,14 @@ def layout_for(config: DedupConfig, *, features: bool) -> Layout:
     if not isinstance(join, SignatureBands):
         return Layout(links=config.links, features=features)
     minhash = config.of(MinHashConfig)
+    article = len(config.views) > 1
     if minhash.shingles != config.verify_shingles:  # not a function of the stored sets
-        return Layout(links=config.links, features=features, signatures=minhash.num_perm)
+        return Layout(links=config.links, features=features, signatures=minhash.num_perm,
+                      article=article)
     bands = join.banding(config)
     return Layout(links=config.links, features=features, signatures=minhash.num_perm,
-                  derived=True, seed=minhash.seed, bands=bands.bands, rows=bands.rows)
+                  derived=True, seed=minhash.seed, bands=bands.bands, rows=bands.rows,
+                  article=article)
 
 
 def read_layout(folder: Path) -> Layout:
@@ -107,9 +117,9 @@ def read_layout(folder: Path) -> Layout:
     return Layout(features=(folder / "features.pkl").exists(), signatures=width)
 
 
-def _meta_table(prints: list[DocumentPrints], links: bool) -> pa.Table:
+def _meta_table(prints: list[DocumentPrints], links: bool, strings: bool = True) -> pa.Table:
     columns: dict[str, Any] = {name: pa.array([getattr(p, name) for p in prints], pa.string())
-                               for name in _STRINGS}
+                               for name in (_STRINGS if strings else ())}
     for name in NUMERIC:
         kind = pa.uint64() if name in _UNSIGNED else pa.int64()
         columns[name] = pa.array([getattr(p, name) for p in prints], kind)
@@ -151,9 +161,19 @@ def _write_minhash(folder: Path, prints: list[DocumentPrints], layout: Layout) -
     write_array(folder / "bands.npy", keys)
 
 
-def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout) -> None:
-    """Write the documents of one partition into ``folder`` (an empty temporary directory)."""
-    pq.write_table(_meta_table(prints, layout.links), folder / "meta.parquet",
+def _no_article(prints: DocumentPrints) -> DocumentPrints:
+    """The article view of a document that has none: no tokens, an empty set (never a
+    candidate: the near stage joins the article views of documents with tokens only)."""
+    return dataclasses.replace(prints, text_chars=0, tokens=0, identical=0, lexical=0, shingle=0,
+                               simhash=0, signature=None, shingles=np.empty(0, np.uint64),
+                               links=(), features=None, article=None)
+
+
+def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, *,
+                    strings: bool = True) -> None:
+    """Write the documents of one partition into ``folder`` (an empty temporary directory);
+    without ``strings``, its metadata holds the numeric columns only (an article view's)."""
+    pq.write_table(_meta_table(prints, layout.links, strings), folder / "meta.parquet",
                    compression="zstd")
     flat, offsets, index = _distinct_sets(prints)
     write_array(folder / "shingles.npy", flat)
@@ -164,6 +184,11 @@ def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout) 
     if layout.features:
         with open(folder / "features.pkl", "wb") as out:
             pickle.dump([p.features for p in prints], out, protocol=pickle.HIGHEST_PROTOCOL)
+    if layout.article:
+        (folder / ARTICLE).mkdir()
+        write_partition(folder / ARTICLE, [p.article or _no_article(p) for p in prints],
+                        dataclasses.replace(layout, links=False, features=False, article=False),
+                        strings=False)
     with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
         out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
         sync(out)

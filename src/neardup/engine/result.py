@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from neardup._types import I64
 from neardup.cluster.relations import RELATIONS
-from neardup.methods.pairs import Pairs, pair_methods
+from neardup.methods.pairs import VIEWS, Pairs, pair_methods
 
 __all__ = ["RESULT_TABLES", "DedupResult", "pairs_from_table"]
 
@@ -49,7 +49,27 @@ def pairs_from_table(table: pa.Table) -> Pairs:
         resemblance=table.column("resemblance").to_numpy().astype(np.float64),
         containment_ab=table.column("containment_ab").to_numpy().astype(np.float64),
         containment_ba=table.column("containment_ba").to_numpy().astype(np.float64),
-        shared=_filled(table.column("shared"), -1).astype(np.int64))
+        shared=_filled(table.column("shared"), -1).astype(np.int64),
+        view=_view_codes(table),
+        other_resemblance=_other_resemblance(table))
+
+
+def _view_codes(table: pa.Table) -> npt.NDArray[np.int8]:
+    """The ``view`` codes (-1 where null; every pair -1 in a table written before views)."""
+    if "view" not in table.column_names:
+        return np.full(table.num_rows, -1, dtype=np.int8)
+    return np.array([-1 if v is None else VIEWS.index(v) for v in table.column("view").to_pylist()],
+                    dtype=np.int8)
+
+
+def _other_resemblance(table: pa.Table) -> npt.NDArray[np.float64]:
+    """Each pair's resemblance on the view other than its own (NaN where not computed)."""
+    if "view" not in table.column_names:
+        return np.full(table.num_rows, np.nan)
+    article = _view_codes(table) == VIEWS.index("article")
+    full = _filled(table.column("full_resemblance"), np.nan).astype(np.float64)
+    other = _filled(table.column("article_resemblance"), np.nan).astype(np.float64)
+    return np.where(article, full, other)
 
 
 @dataclass(frozen=True, slots=True)

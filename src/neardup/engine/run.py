@@ -51,7 +51,7 @@ from neardup.engine.outputs import write_outputs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.sizing import work_bytes_for
 from neardup.engine.verify import pairs_of_new
-from neardup.engine.workdir import WorkDir, naming_full_disks, write_atomic
+from neardup.engine.workdir import FORMAT, WorkDir, naming_full_disks, write_atomic
 from neardup.methods.pairs import Pairs
 from neardup.methods.registry import join_of
 from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_map
@@ -160,7 +160,7 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
         except OSError:
             files[path] = list(stamps[path]) if path in stamps else None
     identity = {"config": config_identity(config), "inputs": files, "media": media,
-                "chunk_docs": options.chunk_docs, "format": 3}
+                "chunk_docs": options.chunk_docs, "format": FORMAT}
     if against is not None:
         identity["against"] = against
     if fields.tag:

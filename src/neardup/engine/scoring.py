@@ -85,7 +85,7 @@ def _scored(config: DedupConfig, catalog: Catalog, content: ContentReader,
                  hamming=np.full(count, -1, dtype=np.int64),
                  estimate=block["estimate"].astype(np.float64), resemblance=resemblance,
                  containment_ab=c_ab, containment_ba=c_ba,
-                 shared=block["shared"].astype(np.int64))
+                 shared=block["shared"].astype(np.int64), **Pairs.one_view(count))
 
 
 def _block_rows(catalog: Catalog, budget: int) -> int:

@@ -21,21 +21,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup.config import DedupConfig, MinHashConfig
 from neardup.engine.buckets import append_files, block_bytes, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import gather_sets as _gather
+from neardup.engine.kernels import score_candidates
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
-from neardup.methods.near import scored_pairs
-from neardup.methods.pairs import Pairs
 from neardup.methods.registry import signer_of
 
 __all__ = ["pairs_of_new", "verify_candidates"]
@@ -55,18 +52,11 @@ def pairs_of_new(old: int) -> Iterator[None]:
 
 
 def _mean_set_bytes(catalog: Catalog) -> float:
-    total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1]) for part in catalog.parts)
-    return 8.0 * total / max(1, catalog.documents) + 64.0
-
-
-def _score(config: DedupConfig, catalog: Catalog, block: npt.NDArray[Any],
-           content: ContentReader | None) -> Pairs:
-    a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
-    docs = np.unique(np.concatenate([a, b]))
-    flat, offsets, simhashes, signatures = _gather(catalog, docs, signer_of(config),
-                                                   content)
-    i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
-    return scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
+    """The mean bytes of a document's sets (both views' where the run has article views)."""
+    views = [catalog, catalog.article()] if catalog.has_article else [catalog]
+    total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
+                for view in views for part in view.parts)
+    return 8.0 * total / max(1, catalog.documents) + 64.0 * len(views)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +76,8 @@ def _verify_block(task: _Block) -> int:
     """Score one block; write the pairs at or above the floor to ``task.out``; their count."""
     block = np.fromfile(task.candidates, dtype=CANDIDATE, count=task.count,
                         offset=task.start * CANDIDATE.itemsize)
-    pairs = _score(task.config, task.catalog, block, task.content)
+    pairs = score_candidates(task.config, task.catalog, block["a"].astype(np.int64),
+                             block["b"].astype(np.int64), task.content)
     kept = pairs.select(pairs.resemblance >= task.config.resemblance_floor)
     with open(task.out, "wb") as out:
         out.write(to_records(kept).tobytes())

@@ -152,6 +152,11 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
+FORMAT = 4
+"""The version of the work directory's files, recorded in its identity: a work directory of
+another version is refused (its own run's) or not joined (``--against``), never misread."""
+
+
 def identity_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """``name: old -> new`` for every leaf that differs."""
     before, after = _flatten(old), _flatten(new)

@@ -7,11 +7,12 @@ of shingle hashes used to verify candidate pairs.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Generic, overload
 
 from neardup._types import U64
-from neardup.config import DedupConfig, Extractor, MinHashConfig, SimHashMethod
+from neardup.config import ARTICLE_EXTRACTOR, DedupConfig, Extractor, MinHashConfig, SimHashMethod
 from neardup.document import Document
 from neardup.features.shingles import shingle_set
 from neardup.fingerprints.exact import exact_prints
@@ -25,7 +26,12 @@ from neardup.text.extract import extract, require_extractor, trafilatura_text
 from neardup.text.html import decode_payload, parse_page
 from neardup.text.words import segment_thai
 
-__all__ = ["DocumentPrints", "Fingerprinter", "document_text"]
+__all__ = ["ARTICLE_TOKENS", "DocumentPrints", "Fingerprinter", "document_text"]
+
+ARTICLE_TOKENS = 50
+"""The fewest tokens of article text that make a page's article view: below it, a page is
+compared on its full text alone (a short extract is more often a caption or a notice than an
+article, and two pages sharing one would pair on it)."""
 
 
 def document_text(doc: Document, extractor: Extractor = "full") -> str:
@@ -81,6 +87,7 @@ class Fingerprinter(Generic[F]):
             if isinstance(join_of(config), HammingTables) else None
         self.minhash = signer_of(config)
         self.features = features if features is not None else _method_features(config)
+        self.two_views = len(config.views) > 1
 
     def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
         """The min-hash signature; from the verification shingle set when the two shingle
@@ -97,20 +104,40 @@ class Fingerprinter(Generic[F]):
             return revisit
         started = time.perf_counter()
         text, links = _text_and_links(doc, self.config)
+        article = self._article_text(doc)
         extracted = time.perf_counter()
+        prints = self._prints(doc, text, links, features=True)
+        if article is not None:
+            prints = dataclasses.replace(prints, article=self._article(doc, article, prints))
+        return dataclasses.replace(prints, extract_seconds=extracted - started,
+                                   fingerprint_seconds=time.perf_counter() - extracted)
+
+    def _article_text(self, doc: Document) -> str | None:
+        """The article text of a web page compared on two views (None: one view)."""
+        if not self.two_views or doc.kind != "html":
+            return None
+        text = extract(doc.raw, ARTICLE_EXTRACTOR, doc.charset)
+        return segment_thai(text) if self.config.text.thai_words else text
+
+    def _article(self, doc: Document, text: str, full: Prints[F]) -> Prints[F] | None:
+        """The prints of the article view; None when the page has no article (fewer than
+        :data:`ARTICLE_TOKENS` tokens of article text)."""
+        article = self._prints(doc, text, (), features=False)
+        return article if article.tokens >= ARTICLE_TOKENS else None
+
+    def _prints(self, doc: Document, text: str, links: tuple[str, ...], *,
+                features: bool) -> Prints[F]:
         canonical = canonical_bytes(text)
         verify = self.config.verify_shingles
         shingles = shingle_set(canonical, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
         simhash = self.simhash.of_canonical(canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
-        features = self.features(doc, text, canonical) if self.features else None
+        found = self.features(doc, text, canonical) if features and self.features else None
         return Prints(
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
             fetched=doc.fetched, length=len(doc.raw), text_chars=len(text),
             tokens=canonical.count(b" ") + 1 if canonical else 0,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
-            simhash=simhash, signature=signature, shingles=shingles, features=features, links=links,
-            extract_seconds=extracted - started,
-            fingerprint_seconds=time.perf_counter() - extracted,
+            simhash=simhash, signature=signature, shingles=shingles, features=found, links=links,
         )

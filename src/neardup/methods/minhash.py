@@ -18,7 +18,8 @@ __all__ = ["SPEC", "UNIT"]
 
 
 SPEC = MethodSpec("minhash", lambda c: {"minhash": c.of(MinHashConfig).tag}, threshold=True,
-                  estimates=True, params=MinHashConfig)
+                  estimates=True, params=MinHashConfig,
+                  views=True)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 JOIN = SignatureBands(MinHash)

@@ -37,4 +37,4 @@ def scored_pairs(config: DedupConfig, a: I64, b: I64, i: I64, j: I64, flat: U64,
                  relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
                  hamming=hamming, estimate=estimate, resemblance=resemblance,
                  containment_ab=c_ab, containment_ba=c_ba,
-                 shared=np.full(count, -1, dtype=np.int64))
+                 shared=np.full(count, -1, dtype=np.int64), **Pairs.one_view(count))

@@ -122,7 +122,8 @@ class OnePermutationMinHash:
 
 
 SPEC = MethodSpec("oph", lambda c: {"oph": OnePermutationMinHash(c.of(MinHashConfig)).tag},
-                  threshold=True, estimates=True, params=MinHashConfig)
+                  threshold=True, estimates=True, params=MinHashConfig,
+                  views=True)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 JOIN = SignatureBands(OnePermutationMinHash)

@@ -12,7 +12,10 @@ from neardup._types import F64, I8, I64
 from neardup.cluster.relations import RELATIONS
 from neardup.config import method_names
 
-__all__ = ["Pairs", "method_code", "pair_methods"]
+__all__ = ["VIEWS", "Pairs", "method_code", "pair_methods"]
+
+VIEWS = ("full", "article")
+"""The views of a web page a pair may be found on (``DedupConfig.views``)."""
 
 
 def pair_methods() -> tuple[str, ...]:
@@ -49,6 +52,8 @@ class Pairs:
     containment_ab: F64
     containment_ba: F64
     shared: I64
+    view: I8
+    other_resemblance: F64
 
     def __len__(self) -> int:
         return int(self.a.size)
@@ -64,8 +69,14 @@ class Pairs:
             relation=np.full(count, RELATIONS.index(relation), dtype=np.int8),
             hamming=np.full(count, -1, dtype=np.int64), estimate=np.full(count, np.nan),
             resemblance=ones, containment_ab=ones.copy(), containment_ba=ones.copy(),
-            shared=np.full(count, -1, dtype=np.int64),
+            shared=np.full(count, -1, dtype=np.int64), **Pairs.one_view(count),
         )
+
+    @staticmethod
+    def one_view(count: int) -> dict[str, Any]:
+        """The ``view`` and ``other_resemblance`` of pairs found on a run's one view."""
+        return {"view": np.full(count, -1, dtype=np.int8),
+                "other_resemblance": np.full(count, np.nan)}
 
     @staticmethod
     def concat(parts: list[Pairs]) -> Pairs:
@@ -99,4 +110,18 @@ class Pairs:
             "containment_ab": pa.array(self.containment_ab, pa.float64()),
             "containment_ba": pa.array(self.containment_ba, pa.float64()),
             "shared": pa.array(self.shared, pa.int64(), mask=self.shared < 0),
+            **self._view_columns(pa),
+        }
+
+    def _view_columns(self, pa: Any) -> dict[str, Any]:
+        """``view`` by name and the resemblance on each view (null where not computed)."""
+        article = self.view == VIEWS.index("article")
+        full = np.where(article, self.other_resemblance, self.resemblance)
+        other = np.where(article, self.resemblance, self.other_resemblance)
+        one = self.view < 0
+        return {
+            "view": pa.array([VIEWS[v] if v >= 0 else None for v in self.view.tolist()],
+                             pa.string()),
+            "full_resemblance": pa.array(full, pa.float64(), mask=one | np.isnan(full)),
+            "article_resemblance": pa.array(other, pa.float64(), mask=one | np.isnan(other)),
         }

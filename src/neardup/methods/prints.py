@@ -25,8 +25,8 @@ F = TypeVar("F")
 
 @dataclass(frozen=True, slots=True)
 class Prints(Generic[F]):
-    """One document's metadata, exact-level hashes, fingerprints, verification shingle set and
-    its near method's features."""
+    """One document's metadata, exact-level hashes, fingerprints, verification shingle set, its
+    near method's features and, for a page compared on two views, the prints of its article."""
 
     id: str
     url: str | None
@@ -48,6 +48,9 @@ class Prints(Generic[F]):
     links: tuple[str, ...] = ()
     extract_seconds: float = 0.0
     fingerprint_seconds: float = 0.0
+    article: Prints[Any] | None = None
+    """The prints of the page's article view (``DedupConfig.views``): its text, canonical
+    form, exact levels, shingle set and signature; None for one view."""
 
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ def verified_pairs(config: DedupConfig, prints: Sequence[DocumentPrints], docs: 
         relation=np.full(count, RELATIONS.index("near"), dtype=np.int8),
         hamming=np.full(count, -1, dtype=np.int64), estimate=np.full(count, np.nan),
         resemblance=resemblance, containment_ab=c_ab, containment_ba=c_ba,
-        shared=shared.astype(np.int64),
+        shared=shared.astype(np.int64), **Pairs.one_view(count),
     )
     kept = pairs.select(resemblance >= config.resemblance_floor)
     return kept, count - len(kept)

@@ -28,10 +28,9 @@ import numpy.typing as npt
 from neardup._types import I64
 from neardup.config import DedupConfig, SimHashMethod
 from neardup.engine.buckets import spread
-from neardup.engine.candidates import BAND_ROW, CANDIDATE, SIMHASH_ROW
+from neardup.engine.candidates import CANDIDATE, SIMHASH_ROW
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import equal_key_pairs
-from neardup.engine.partition import band_key_rows
+from neardup.engine.kernels import band_rows, equal_key_pairs
 from neardup.engine.templates import ContentReader
 from neardup.index.hamming import TablePlan, design_for, permute_table, table_pairs
 from neardup.methods.joins import SignatureBands
@@ -126,14 +125,8 @@ def minhash_candidates(context: SparkContext, config: DedupConfig, catalog: Cata
 
     def keys(index: int) -> Iterator[Block]:
         docs, local = _survivors(catalog, kept.value, index)
-        part = catalog.parts[index]
-        keys = band_key_rows(part.folder, part.kept_rows()[local], bands, signer,
-                             reader.value.adjuster(part, local))
-        for band in range(bands.bands):
-            rows = np.empty(docs.size, dtype=BAND_ROW)
-            rows["band"], rows["doc"] = band, docs
-            rows["key"] = keys[:, band]
-            yield from _groups(spread(rows["key"]) % routes, rows)
+        rows = band_rows(catalog, index, docs, local, bands, signer, reader.value)
+        yield from _groups(spread(rows["key"]) % routes, rows)
 
     def pairs(group: tuple[Any, Iterable[npt.NDArray[Any]]]) -> Iterator[npt.NDArray[Any]]:
         yield _candidates(*equal_key_pairs(np.concatenate(list(group[1]))))

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
 from neardup.engine.markers import folder_files
-from neardup.engine.near import NEAR_RESULTS, run_near
+from neardup.engine.near import NEAR_RESULTS, run_near, views_record
 from neardup.engine.spark.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.spark.verify import verify_pairs, write_verified
 from neardup.engine.templates import ContentReader, run_templates
@@ -55,6 +55,7 @@ def _near(context: SparkContext, partitions: int, config: DedupConfig, catalog: 
     candidates, verified = write_verified(scored, folder / "verified", folder / "pairs.bin")
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
             "verification": config.verification, **parameters,
+            **views_record(config, catalog, survivors, folder / "pairs.bin"),
             "templates": templates.summary(config.templates)}
 
 

@@ -27,11 +27,9 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.buckets import append_files
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import gather_sets
+from neardup.engine.kernels import score_candidates
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
-from neardup.methods.near import scored_pairs
-from neardup.methods.registry import signer_of
 from neardup.store.durable import sync
 
 if TYPE_CHECKING:
@@ -45,14 +43,10 @@ BLOCK = 200_000
 
 def _score(config: DedupConfig, catalog: Catalog, content: ContentReader,
            block: npt.NDArray[Any]) -> tuple[int, npt.NDArray[Any]]:
-    a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
-    docs = np.unique(np.concatenate([a, b]))
-    flat, offsets, simhashes, signatures = gather_sets(catalog, docs, signer_of(config),
-                                                       content)
-    i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
-    pairs = scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
+    pairs = score_candidates(config, catalog, block["a"].astype(np.int64),
+                             block["b"].astype(np.int64), content)
     kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
-    return a.size, to_records(kept)
+    return len(pairs), to_records(kept)
 
 
 def _write(path: Path, records: Iterable[npt.NDArray[Any]]) -> int:
