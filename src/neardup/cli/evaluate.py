@@ -147,7 +147,8 @@ def _methods(text: str) -> tuple[str, ...]:
                    "by --folds cross-validation on LABELED; with DEV.jsonl: choose every rule "
                    "on it by F1, then judge LABELED with it.")
 @click.option("--folds", type=click.IntRange(2, 1000), default=5, show_default=True,
-              help="Without --calibrate: k-fold cross-validated calibration on LABELED.")
+              help="Without --calibrate DEV.jsonl: k-fold cross-validated calibration on "
+                   "LABELED.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the folds and of --synthetic.")
 @click.option("--positive", default="1,true", show_default=True,
