@@ -20,6 +20,12 @@
    coefficient of the two documents' w-shingle sets, w = 5..10.
 6. **Clough-Stevenson**: containment of each answer in its source, per level, w = 1..5; the AUC of
    each adjacent pair of levels (does containment order ``cut > light > heavy > non``?).
+7. **Width calibration** (``neardup evaluate --calibrate``; its own file,
+   ``evaluate_copycat_widths.json``; ``--only-widths`` runs this part alone): for the methods it
+   applies to, the shingle width (1, 2, 3, 5) and threshold chosen on the training folds, the
+   held-out F1 beside the threshold-only F1 at 5 words, with fold seed 0 (what the command
+   prints) and over ``--fold-seeds`` fold seeds; for three label mixes (the headline one, label 2
+   counted negative, label 2 counted positive).
 
 Quality only: nothing is timed. Skips (exit 0) without ``../shared/data``.
 """
@@ -50,6 +56,7 @@ from neardup.evaluation import (
     stratified_folds,
 )
 from neardup.evaluation.labeled import LabeledSet
+from neardup.evaluation.widths import DEFAULT_WIDTHS, cross_validated_width
 
 HEADLINE = ("exact", "simhash", "minhash", "sketch", "supershingle", "jaccard", "containment",
             "field:webis_s3")
@@ -235,13 +242,84 @@ def clough(corpus: Path) -> tuple[list[list[str]], list[dict[str, Any]]]:
     return rows, found
 
 
+WIDTH_METHODS = ("jaccard", "minhash", "oph", "containment")
+LABEL_MIXES = (("3", "0.5,1"), ("3", "0.5,1,2"), ("2,3", "0.5,1"))
+
+
+def width_spread(data: LabeledSet, fold_seeds: range) -> dict[str, dict[str, Any]]:
+    """Per method, over fold seeds: held-out F1 with the width calibrated and with the
+    threshold alone at 5 words, and how often each width is chosen on all pairs."""
+    config = EvaluationConfig(tokenize="whitespace", widths=DEFAULT_WIDTHS)
+    documents = PairDocuments(data.pairs, "whitespace")
+    truth, found = data.positive, {}
+    for name in WIDTH_METHODS:
+        method = scorer(name)
+        scores = {w: method.rule.scores(method.values(documents,
+                                                      config.at_width(w).config_for(name)))
+                  for w in DEFAULT_WIDTHS}
+        grid, calibrated, alone, chosen = method.rule.threshold_grid(), [], [], []
+        for seed in fold_seeds:
+            assignment = stratified_folds(truth, 5, seed)
+            result = cross_validated_width(scores, truth, grid, assignment, 5, seed, 5)
+            calibrated.append(result.held_out.f1)
+            alone.append(cross_validate(scores[5], truth, grid, assignment).pooled.f1)
+            chosen.append(result.chosen.width)
+        found[name] = {"calibrated_f1_mean": float(np.mean(calibrated)),
+                       "calibrated_f1_std": float(np.std(calibrated)),
+                       "threshold_only_f1_mean": float(np.mean(alone)),
+                       "threshold_only_f1_std": float(np.std(alone)),
+                       "chosen_widths": {str(w): chosen.count(w) for w in DEFAULT_WIDTHS}}
+    return found
+
+
+def width_calibration(copycat: Path, fold_seeds: range) -> tuple[list[list[str]], list[Any]]:
+    """``evaluate --calibrate`` on each label mix (fold seed 0), and its spread over seeds."""
+    rows, found = [], []
+    for positive, negative in LABEL_MIXES:
+        data = read_labeled(copycat, LabelMap.parse(positive, negative))
+        report = evaluate(data, EvaluationConfig(methods=WIDTH_METHODS, tokenize="whitespace",
+                                                 widths=DEFAULT_WIDTHS)).as_dict(False)
+        spread_of = width_spread(data, fold_seeds)
+        mix: dict[str, Any] = {"positive": positive, "negative": negative, **data.counts(),
+                               "methods": {}}
+        for name in WIDTH_METHODS:
+            m, s = report["methods"][name], spread_of[name]
+            w = m["width_calibration"]
+            mix["methods"][name] = {"seed_0": {"threshold_only": {
+                k: m[k] for k in ("threshold", "precision", "recall", "f1")},
+                "width_calibrated": w}, "over_fold_seeds": s}
+            rows.append([f"{positive} vs {negative}", f"`{name}`", str(w["width"]),
+                         f"{w['threshold']:.3f}", " ".join(str(f["width"]) for f in w["folds"]),
+                         f"**{w['f1']:.3f}**", f"{m['f1']:.3f}",
+                         f"{s['calibrated_f1_mean']:.3f} ± {s['calibrated_f1_std']:.3f}",
+                         f"{s['threshold_only_f1_mean']:.3f} ± {s['threshold_only_f1_std']:.3f}",
+                         ", ".join(f"{k}: {v}" for k, v in s["chosen_widths"].items() if v)])
+        found.append(mix)
+    return rows, found
+
+
+WIDTH_HEADERS = ["positive vs negative", "method", "width (all pairs)", "threshold",
+                 "fold widths", "held-out F1, width calibrated", "F1, threshold only (w = 5)",
+                 "calibrated, over fold seeds", "threshold only, over fold seeds",
+                 "width chosen (all pairs) over fold seeds"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "evaluate_copycat.json")
     parser.add_argument("--fold-seeds", type=int, default=20)
     parser.add_argument("--fingerprint-seeds", type=int, default=10)
+    parser.add_argument("--only-widths", action="store_true",
+                        help="Run part 7 (width calibration) alone.")
     args = parser.parse_args()
     copycat = require_data("labeled", "copycat-dev.jsonl")
+    width_rows, calibrated = width_calibration(copycat, range(args.fold_seeds))
+    write_results(args.out.with_name("evaluate_copycat_widths.json"),
+                  {"environment": environment(["neardup", "numpy"]), "copycat": str(copycat),
+                   "fold_seeds": args.fold_seeds, "widths": list(DEFAULT_WIDTHS),
+                   "label_mixes": calibrated}, markdown_table(WIDTH_HEADERS, width_rows))
+    if args.only_widths:
+        return
     corpus = require_data("labeled", "clough-stevenson")
     data = read_labeled(copycat, LabelMap.parse("3", "0.5,1"))
     folds, seeds = range(args.fold_seeds), range(args.fingerprint_seeds)

@@ -19,16 +19,22 @@ from neardup.evaluation.labeled import LabeledSet, LabelMap, labeled_set, read_l
 from neardup.evaluation.run import DEFAULT_SCORED, EvaluationConfig, evaluate
 from neardup.evaluation.scorers import scorer_names
 from neardup.evaluation.synthetic import SyntheticConfig, synthetic_pairs, write_jsonl
+from neardup.evaluation.widths import DEFAULT_WIDTHS
 
 __all__ = ["evaluate_command", "render_evaluation"]
 
 DEFAULT_METHODS = ",".join(DEFAULT_SCORED)
+CROSS_VALIDATED = ""
+"""The value of ``--calibrate`` given without a development file."""
 
 
 def _labeled(path: str | None, synthetic: int | None, seed: int, labels: LabelMap,
-             synthetic_out: Path | None) -> LabeledSet:
+             synthetic_out: Path | None, dev: str | None) -> LabeledSet:
     if (path is None) == (synthetic is None):
-        raise click.UsageError("give LABELED.jsonl or --synthetic N (one of them)")
+        hint = "" if path is not None or not dev else (
+            f"; --calibrate took {dev} as DEV.jsonl: write LABELED.jsonl before --calibrate "
+            "to calibrate on it")
+        raise click.UsageError(f"give LABELED.jsonl or --synthetic N (one of them){hint}")
     if path is not None:
         return read_labeled(path, labels)
     assert synthetic is not None
@@ -84,6 +90,7 @@ def render_evaluation(report: dict[str, Any]) -> str:
     lines += _table(["method", "rule", "AUC", "threshold", "precision", "recall", "F1"], rows)
     methods = report["methods"]
     lines += [f"{name}: {m['note']}" for name, m in methods.items() if "note" in m]
+    lines += _width_lines(report)
     groups = sorted({g for m in methods.values() for g in m["groups"]})
     if len(groups) <= 12:
         lines += ["", "mean value per group (share decided positive):"]
@@ -96,6 +103,32 @@ def render_evaluation(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _width_lines(report: dict[str, Any]) -> list[str]:
+    """The width calibration of each method it applies to, beside the threshold-only result."""
+    methods, calibration = report["methods"], report["calibration"]
+    chosen = {name: m["width_calibration"] for name, m in methods.items()
+              if "width_calibration" in m}
+    if "widths" not in calibration:
+        return []
+    judged = "held-out folds" if "source" not in calibration else "LABELED"
+    lines = ["", f"shingle width chosen with the threshold (widths "
+             f"{', '.join(map(str, calibration['widths']))}; F1 on {judged}, beside the "
+             "threshold alone at the configured width):"]
+    rows = [[name, str(w["width"]), _fmt(w["threshold"], ".4g"), _fmt(w["precision"]),
+             _fmt(w["recall"]), _fmt(w["f1"]), f"{_fmt(methods[name]['f1'])} "
+             f"(w = {w['configured_width']})",
+             " ".join(str(f["width"]) for f in w.get("folds", [])) or "-",
+             ", ".join(f"{k}: {v:.3f}" for k, v in w["f1_by_width"].items())]
+            for name, w in chosen.items()]
+    lines += _table(["method", "width", "threshold", "precision", "recall", "F1",
+                     "F1 threshold only", "fold widths", "F1 by width (cross-validated)"], rows)
+    others = [name for name in methods if name not in chosen]
+    if others:
+        lines.append(f"width not calibrated for {', '.join(others)}: their values are not a "
+                     "resemblance of the --shingle-width shingles")
+    return lines
+
+
 def _methods(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
@@ -106,10 +139,16 @@ def _methods(text: str) -> tuple[str, ...]:
               help="Comma-separated methods: " + ", ".join(scorer_names())
                    + ", or field:NAME (a numeric field of the file, e.g. another system's "
                      "score).")
-@click.option("--calibrate", "dev", default=None,
-              help="DEV.jsonl: choose each rule on it by F1, then judge LABELED with it.")
+@click.option("--calibrate", "dev", is_flag=False, flag_value=CROSS_VALIDATED, default=None,
+              metavar="[DEV.jsonl]",
+              help="Choose the shingle width ("
+                   + ", ".join(map(str, DEFAULT_WIDTHS)) + " words or --shingle-width) with "
+                   "each rule, for jaccard, containment, minhash and oph. Alone (after LABELED): "
+                   "by --folds cross-validation on LABELED; with DEV.jsonl: choose every rule "
+                   "on it by F1, then judge LABELED with it.")
 @click.option("--folds", type=click.IntRange(2, 1000), default=5, show_default=True,
-              help="Without --calibrate: k-fold cross-validated calibration on LABELED.")
+              help="Without --calibrate DEV.jsonl: k-fold cross-validated calibration on "
+                   "LABELED.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Seed of the folds and of --synthetic.")
 @click.option("--positive", default="1,true", show_default=True,
@@ -160,9 +199,10 @@ def evaluate_command(labeled: str | None, methods: str, dev: str | None, folds: 
             methods = ",".join(chosen.evaluate)
     config = EvaluationConfig(methods=_methods(methods), folds=folds, seed=seed,
                               tokenize=tokenize,  # type: ignore[arg-type]
-                              dedup=dedup, params=params)
-    data = _labeled(labeled, synthetic, seed, labels, synthetic_out)
-    development = None if dev is None else read_labeled(dev, labels)
+                              dedup=dedup, params=params,
+                              widths=() if dev is None else DEFAULT_WIDTHS)
+    data = _labeled(labeled, synthetic, seed, labels, synthetic_out, dev)
+    development = None if not dev else read_labeled(dev, labels)
     result = evaluate(data, config, development)
     if curve is not None:
         write_curves(result, curve)

@@ -38,6 +38,14 @@ from neardup.evaluation.metrics import (
     stratified_folds,
 )
 from neardup.evaluation.scorers import Rule, Scorer, scorer
+from neardup.evaluation.widths import (
+    WidthCalibration,
+    WidthScores,
+    candidate_widths,
+    cross_validated_width,
+    dev_width,
+    width_applies,
+)
 from neardup.methods.registry import EVALUATED
 
 __all__ = ["DEFAULT_SCORED", "Evaluation", "EvaluationConfig", "MethodResult", "evaluate", "finite"]
@@ -55,7 +63,9 @@ class EvaluationConfig:
     ``dedup`` gives the fields every method shares (text, exact levels, verification shingles);
     ``params``, methods' configs (each method scores with the one of its spec's type, else that
     type's defaults: one :class:`~neardup.config.MinHashConfig` serves min-hash and
-    one-permutation min-hash)."""
+    one-permutation min-hash). ``widths``: also choose the shingle width among these (and the
+    configured one) for the scorers it applies to (:mod:`neardup.evaluation.widths`); empty:
+    the threshold only."""
 
     methods: tuple[str, ...] = DEFAULT_SCORED
     folds: int = 5
@@ -63,6 +73,7 @@ class EvaluationConfig:
     tokenize: Tokenize = "canonical"
     dedup: DedupConfig = field(default_factory=DedupConfig)
     params: tuple[object, ...] = ()
+    widths: tuple[int, ...] = ()
 
     def config_for(self, name: str) -> DedupConfig:
         """The DedupConfig method ``name`` scores with (a scorer that is no method reads the
@@ -77,6 +88,22 @@ class EvaluationConfig:
         """The given config of type ``kind``, else its defaults."""
         return next((p for p in self.params if isinstance(p, kind)), kind())
 
+    def at_width(self, width: int) -> EvaluationConfig:
+        """This config with ``width``-word verification and min-hash shingles (what
+        ``--shingle-width`` sets)."""
+        def resized(minhash: MinHashConfig) -> MinHashConfig:
+            return dataclasses.replace(
+                minhash, shingles=dataclasses.replace(minhash.shingles, width=width))
+
+        params = tuple(p for p in self.params if not isinstance(p, MinHashConfig))
+        dedup = dataclasses.replace(
+            self.dedup, verify_shingles=dataclasses.replace(self.dedup.verify_shingles,
+                                                            width=width),
+            params=resized(self.dedup.params) if isinstance(self.dedup.params, MinHashConfig)
+            else self.dedup.params)
+        return dataclasses.replace(self, dedup=dedup,
+                                   params=(*params, resized(self.params_of(MinHashConfig))))
+
     def __post_init__(self) -> None:
         if not self.methods:
             raise ConfigError("methods=(): name at least one method")
@@ -90,6 +117,9 @@ class EvaluationConfig:
             raise ConfigError(f"seed={self.seed}: must be in 0..2**32-1")
         if self.tokenize not in TOKENIZERS:
             raise ConfigError(f"tokenize={self.tokenize!r}: one of {', '.join(TOKENIZERS)}")
+        if any(not 1 <= width <= 64 for width in self.widths) or \
+                len(set(self.widths)) != len(self.widths):
+            raise ConfigError(f"widths={self.widths!r}: distinct widths in 1..64")
 
     @property
     def tag(self) -> str:
@@ -98,6 +128,8 @@ class EvaluationConfig:
                  self.params_of(MinHashConfig).tag, tags["exact"]]
         if self.dedup.text.extract != "full":
             parts.append(tags["text"])
+        if self.widths:
+            parts.append("widths" + "-".join(map(str, self.widths)))
         return f"evaluate:{self.tokenize}:folds{self.folds}:seed{self.seed}:" + ":".join(parts)
 
 
@@ -127,6 +159,8 @@ class MethodResult:
     at_default: Confusion | None = None
     note: str | None = None
     """Why the calibration refused the rule of best F1 (it marked every pair positive)."""
+    width: WidthCalibration | None = None
+    """The shingle width chosen with the threshold (``EvaluationConfig.widths``)."""
 
     def as_dict(self, groups: list[str], positive: BOOL) -> dict[str, Any]:
         rule = self.rule
@@ -147,6 +181,8 @@ class MethodResult:
                                  **self.at_default.as_dict()}
         if self.note is not None:
             out["note"] = self.note
+        if self.width is not None:
+            out["width_calibration"] = self.width.as_dict(lambda t: _parameter(rule, t))
         out["groups"] = self._groups(groups, positive)
         means = {group: rule.scores(np.array([g["mean"]]))[0] for group, g in out["groups"].items()}
         out["ranking"] = sorted(means, key=lambda group: (-means[group], group))
@@ -246,32 +282,83 @@ def _cross_validated(method: Scorer, values: F64, labeled: LabeledSet,
                   _refusal(rule, scores, truth))
 
 
-def evaluate(labeled: LabeledSet, config: EvaluationConfig = EvaluationConfig(),
-             dev: LabeledSet | None = None) -> Evaluation:
-    """Score every method on ``labeled`` and judge it at a rule calibrated on ``dev`` (or by
-    k-fold cross-validation on ``labeled`` when there is no ``dev``)."""
-    for name, data in (("labeled", labeled), ("dev", dev)):
-        if data is not None and len(data) == 0:
-            raise ConfigError(f"{data.source}: no {name} pairs left after label mapping "
-                              f"(dropped: {data.dropped})")
-    extractor = config.dedup.text.extract
-    documents = PairDocuments(labeled.pairs, config.tokenize, extractor)
-    dev_documents = None if dev is None else PairDocuments(dev.pairs, config.tokenize, extractor)
+def _width_scores(method: Scorer, documents: PairDocuments, config: EvaluationConfig,
+                  source: str) -> WidthScores:
+    """The method's scores at every candidate width."""
+    widths = candidate_widths(config.widths, config.dedup.verify_shingles.width)
+    return {width: method.rule.scores(_values(method, documents, config.at_width(width), source))
+            for width in widths}
+
+
+def _calibrate_width(method: Scorer, config: EvaluationConfig, labeled: LabeledSet,
+                     documents: PairDocuments, assignment: I64 | None,
+                     dev: tuple[LabeledSet, PairDocuments] | None) -> WidthCalibration:
+    """The width and threshold chosen by cross-validation on ``labeled`` (each fold judged by
+    the choice on the others), or on ``dev`` and judged on ``labeled``."""
+    grid, configured = method.rule.threshold_grid(), config.dedup.verify_shingles.width
+    scores = _width_scores(method, documents, config, labeled.source)
+    if dev is None:
+        assert assignment is not None
+        return cross_validated_width(scores, labeled.positive, grid, assignment, config.folds,
+                                     config.seed, configured)
+    data, dev_documents = dev
+    return dev_width(_width_scores(method, dev_documents, config, data.source), data.positive,
+                     scores, labeled.positive, grid, config.folds, config.seed, configured)
+
+
+def _dev_calibrated(method: Scorer, values: F64, labeled: LabeledSet,
+                    dev: tuple[LabeledSet, PairDocuments],
+                    config: EvaluationConfig) -> MethodResult:
+    """The result at the threshold chosen on the development pairs."""
+    data, documents = dev
+    dev_scores = method.rule.scores(_values(method, documents, config, data.source))
+    threshold = choose_threshold(dev_scores, data.positive, method.rule.threshold_grid())
+    return _judge(method, values, labeled, threshold,
+                  note=_refusal(method.rule, dev_scores, data.positive))
+
+
+def _calibration(config: EvaluationConfig, labeled: LabeledSet,
+                 dev: LabeledSet | None) -> tuple[dict[str, Any], I64 | None]:
+    """How the rules are calibrated, and the fold of each pair (None with a development set)."""
+    assignment = None
     if dev is None:
         assignment = stratified_folds(labeled.positive, config.folds, config.seed)
         calibration: dict[str, Any] = {"mode": f"{config.folds}-fold cross-validation",
                                        "folds": config.folds, "seed": config.seed}
     else:
         calibration = {"mode": "development set", "source": dev.source, **dev.counts()}
+    if config.widths:
+        calibration["widths"] = list(candidate_widths(config.widths,
+                                                      config.dedup.verify_shingles.width))
+        calibration["width_methods"] = [name for name in config.methods if width_applies(name)]
+    return calibration, assignment
+
+
+def evaluate(labeled: LabeledSet, config: EvaluationConfig = EvaluationConfig(),
+             dev: LabeledSet | None = None) -> Evaluation:
+    """Score every method on ``labeled`` and judge it at a rule calibrated on ``dev`` (or by
+    k-fold cross-validation on ``labeled`` when there is no ``dev``); with
+    ``config.widths``, also choose the shingle width with the threshold, the same way."""
+    for name, data in (("labeled", labeled), ("dev", dev)):
+        if data is not None and len(data) == 0:
+            raise ConfigError(f"{data.source}: no {name} pairs left after label mapping "
+                              f"(dropped: {data.dropped})")
+    extractor = config.dedup.text.extract
+    documents = PairDocuments(labeled.pairs, config.tokenize, extractor)
+    development = None if dev is None else (
+        dev, PairDocuments(dev.pairs, config.tokenize, extractor))
+    calibration, assignment = _calibration(config, labeled, dev)
     results = []
     for name in config.methods:
         method = scorer(name)
         values = _values(method, documents, config, labeled.source)
-        if dev is None or dev_documents is None:
-            results.append(_cross_validated(method, values, labeled, assignment))
-            continue
-        dev_scores = method.rule.scores(_values(method, dev_documents, config, dev.source))
-        threshold = choose_threshold(dev_scores, dev.positive, method.rule.threshold_grid())
-        results.append(_judge(method, values, labeled, threshold,
-                              note=_refusal(method.rule, dev_scores, dev.positive)))
+        if development is None:
+            assert assignment is not None
+            result = _cross_validated(method, values, labeled, assignment)
+        else:
+            result = _dev_calibrated(method, values, labeled, development, config)
+        if config.widths and width_applies(name):
+            result = dataclasses.replace(result, width=_calibrate_width(
+                method, config, labeled, documents, assignment, development))
+        results.append(result)
     return Evaluation(labeled, calibration, tuple(results), config)
