@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from neardup.cli.dedup import run_dedup
-from neardup.config import DedupConfig, TemplateConfig
+from neardup.config import DedupConfig, TemplateConfig, TextConfig
 from neardup.document import Document
 from neardup.engine import EngineOptions, run_engine
 from neardup.errors import ConfigError
@@ -76,7 +76,10 @@ def test_the_same_article_in_two_frames_is_a_pair() -> None:
 
 
 def test_without_template_removal_the_frame_decides() -> None:
-    off = DedupConfig(method="minhash", threshold=0.5, templates=TemplateConfig(enabled=False))
+    """On the full view alone (the article view, which finds the pair without templates, is
+    off: ``tests/test_views.py``)."""
+    off = DedupConfig(method="minhash", threshold=0.5, templates=TemplateConfig(enabled=False),
+                      text=TextConfig(article_view=False))
     found = near_ids(find_duplicates(two_sites(), off))
     assert ("a0", "b0") not in found
     assert len({(a, b) for a, b in found if a[0] == b[0]}) > 100

@@ -102,7 +102,8 @@ def test_the_containment_rule_ignores_the_estimate() -> None:
                   relation=np.full(2, RELATIONS.index("contained"), dtype=np.int8),
                   hamming=np.full(2, -1), estimate=one * 0.5,
                   resemblance=np.array([0.1, 0.1]), containment_ab=np.array([0.24, 0.9]),
-                  containment_ba=np.array([0.1, 0.12]), shared=np.full(2, 3))
+                  containment_ba=np.array([0.1, 0.12]), shared=np.full(2, 3),
+                  **Pairs.one_view(2))
     assert sketch_rule(config, pairs).tolist() == [False, True]
 
 

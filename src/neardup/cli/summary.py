@@ -72,6 +72,11 @@ def _near_lines(near: dict[str, Any]) -> list[str]:
     direct = near["verified"] - (near["candidates"] - near["rejected"])
     if direct > 0:  # the sketch methods pair documents of equal sketches without a candidate
         lines[0] += f"; paired for equal sketches: {direct:,}"
+    if "views" in near:
+        views = near["views"]
+        lines.append(f"views: {views['article_views']:,} pages compared on their article text "
+                     f"too; pairs on the full text: {views['pairs']['full']:,}, on the article "
+                     f"text: {views['pairs']['article']:,}")
     if near.get("not_html"):
         lines.append(f"smfa: {count(near['not_html'], 'document')} not HTML got no fingerprint "
                      "(SMFA reads HTML block segments)")
