@@ -214,3 +214,40 @@ def edited_documents(count: int, seed: int) -> list[Document]:
             texts.append(words(rng, 200, terms))
     return text_documents(texts, f"d{seed}-",
                           url=lambda index: f"http://site{index % 7}.example/{seed}/{index}")
+
+
+def word_lines(rng: random.Random, count: int, words: int = 12,
+               vocabulary: Sequence[str] = tuple(f"w{i}" for i in range(4000))) -> list[str]:
+    """``count`` lines of ``words`` random words each."""
+    return [" ".join(rng.choice(vocabulary) for _ in range(words)) for _ in range(count)]
+
+
+def framed_page(frame: tuple[list[str], list[str], list[str]], article: list[str]) -> bytes:
+    """A page of one site's frame (navigation links, a list of linked headlines, a footer)
+    around an article of paragraphs."""
+    nav, headlines, footer = frame
+    return ("<html><body><header><nav><ul>"
+            + "".join(f"<li><a href='/n{i}'>{x}</a></li>" for i, x in enumerate(nav))
+            + "</ul></nav></header><main><article><h1>Story</h1>"
+            + "".join(f"<p>{x}</p>" for x in article)
+            + "</article><aside><ul>"
+            + "".join(f"<li><a href='/h{i}'>{x}</a></li>" for i, x in enumerate(headlines))
+            + "</ul></aside></main><footer>" + "".join(f"<p>{x}</p>" for x in footer)
+            + "</footer></body></html>").encode()
+
+
+def framed_sites(pages: int, seed: int = 0) -> list[Document]:
+    """Sites a and b, ``pages`` pages each in the site's own frame (about three times the
+    length of an article); page 0 of both sites holds the same article, every other page its
+    own."""
+    rng = random.Random(seed)
+    shared = word_lines(rng, 20)
+    docs = []
+    for site in "ab":
+        frame = (word_lines(rng, 50, 4), word_lines(rng, 25, 8), word_lines(rng, 25))
+        for page in range(pages):
+            article = shared if page == 0 else word_lines(rng, 20)
+            docs.append(Document(f"{site}{page}", framed_page(frame, article),
+                                 url=f"https://{site}.example/story/{page}",
+                                 host=f"{site}.example"))
+    return docs

@@ -9,13 +9,13 @@ decides. The engine, which counts templates out of core, gives the in-memory res
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from corpora import framed_sites
 from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig, TemplateConfig, TextConfig
 from neardup.document import Document
@@ -24,35 +24,13 @@ from neardup.errors import ConfigError
 from neardup.features.templates import content_set, find_templates, host_key, prune
 from neardup.pipeline import DedupResult, find_duplicates
 
-WORDS = [f"w{i}" for i in range(4000)]
 PAGES = 50
-
-
-def lines(rng: random.Random, count: int, words: int = 12) -> list[str]:
-    return [" ".join(rng.choice(WORDS) for _ in range(words)) for _ in range(count)]
-
-
-def framed(frame: tuple[list[str], list[str]], article: list[str]) -> str:
-    head, foot = frame
-    return ("<html><body><nav>" + "".join(f"<li>{x}</li>" for x in head) + "</nav><article>"
-            + "".join(f"<p>{x}</p>" for x in article) + "</article><footer>"
-            + "".join(f"<p>{x}</p>" for x in foot) + "</footer></body></html>")
 
 
 def two_sites(seed: int = 0) -> list[Document]:
     """Site a: one frame, 50 articles; site b: another frame, 50 articles, its first article
-    being site a's first. The frames are three times the length of an article."""
-    rng = random.Random(seed)
-    docs = []
-    shared = lines(rng, 25)
-    for site in "ab":
-        frame = (lines(rng, 50), lines(rng, 25))
-        for i in range(PAGES):
-            article = shared if i == 0 else lines(rng, 25)
-            url = f"http://{site}.example/story/{i}"
-            docs.append(Document(f"{site}{i}", framed(frame, article).encode(), url=url,
-                                 host=f"{site}.example"))
-    return docs
+    being site a's first. The frames are about three times the length of an article."""
+    return framed_sites(PAGES, seed)
 
 
 def near_ids(result: DedupResult) -> set[tuple[str, str]]:

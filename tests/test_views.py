@@ -15,43 +15,16 @@ import random
 
 import pytest
 
-from neardup.config import DedupConfig, SimHashMethod, TextConfig
+from corpora import framed_sites, word_lines
+from neardup.config import DedupConfig, SimHashMethod, TemplateConfig, TextConfig
 from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.pipeline import DedupResult, find_duplicates
 
-WORDS = [f"w{i}" for i in range(4000)]
-
-
-def lines(rng: random.Random, count: int, words: int = 12) -> list[str]:
-    return [" ".join(rng.choice(WORDS) for _ in range(words)) for _ in range(count)]
-
-
-def framed(frame: tuple[list[str], list[str], list[str]], article: list[str]) -> bytes:
-    nav, headlines, footer = frame
-    return ("<html><body><header><nav><ul>"
-            + "".join(f"<li><a href='/n{i}'>{x}</a></li>" for i, x in enumerate(nav))
-            + "</ul></nav></header><main><article><h1>Story</h1>"
-            + "".join(f"<p>{x}</p>" for x in article)
-            + "</article><aside><ul>"
-            + "".join(f"<li><a href='/h{i}'>{x}</a></li>" for i, x in enumerate(headlines))
-            + "</ul></aside></main><footer>" + "".join(f"<p>{x}</p>" for x in footer)
-            + "</footer></body></html>").encode()
-
 
 def two_small_sites(seed: int = 0) -> list[Document]:
     """Sites a and b, three pages each; page 0 of both holds the same article."""
-    rng = random.Random(seed)
-    shared = lines(rng, 20)
-    docs = []
-    for site in "ab":
-        frame = (lines(rng, 30, 4), lines(rng, 20, 8), lines(rng, 10))
-        for page in range(3):
-            article = shared if page == 0 else lines(rng, 20)
-            docs.append(Document(f"{site}{page}", framed(frame, article),
-                                 url=f"https://{site}.example/story/{page}",
-                                 host=f"{site}.example"))
-    return docs
+    return framed_sites(3, seed)
 
 
 def id_pairs(result: DedupResult) -> list[tuple[str, str]]:
@@ -83,8 +56,7 @@ def test_one_view_misses_it_and_never_pairs_one_frames_articles() -> None:
 
 
 def test_text_documents_keep_one_view() -> None:
-    rng = random.Random(2)
-    body = " ".join(lines(rng, 20))
+    body = " ".join(word_lines(random.Random(2), 20))
     docs = [Document("t0", body.encode(), kind="text"),
             Document("t1", (body + " one more sentence").encode(), kind="text")]
     result = find_duplicates(docs, DedupConfig())
@@ -103,3 +75,10 @@ def test_two_views_asked_of_a_config_that_cannot_have_them_is_refused() -> None:
     assert DedupConfig(text=TextConfig(extract="main")).views == ("full",)
     assert DedupConfig().views == ("full", "article")
     assert DedupConfig(method="oph").views == ("full", "article")
+
+
+def test_two_articles_in_one_frame_never_pair_even_where_the_frame_dominates() -> None:
+    """Without template removal the frame decides the full view (``test_templates.py``); the
+    article view tells the stories apart and only the shared article pairs."""
+    off = DedupConfig(threshold=0.5, templates=TemplateConfig(enabled=False))
+    assert set(id_pairs(find_duplicates(framed_sites(50), off))) == {("a0", "b0")}

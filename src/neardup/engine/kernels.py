@@ -34,9 +34,12 @@ from neardup.methods.pairs import VIEWS, Pairs
 from neardup.methods.registry import signer_of
 
 __all__ = ["BAND_ROW", "band_rows", "equal_key_pairs", "gather_sets", "has_article",
-           "score_candidates", "sorted_equal_key_pairs"]
+           "score_candidates", "sorted_equal_key_pairs", "verified_pairs"]
 
 BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
+OTHER_ARTICLES = 0.5
+"""Below this resemblance of their article views, two pages hold different articles: their
+pair is not kept on the full view (a pair on the article view resembles at least the floor)."""
 
 
 def gather_sets(catalog: Catalog, docs: I64, signer: Signer | None,
@@ -156,3 +159,13 @@ def score_candidates(config: DedupConfig, catalog: Catalog, a: I64, b: I64,
     picked["other_resemblance"] = np.where(
         chosen, full.resemblance, np.where(both, article.resemblance, np.nan))
     return Pairs(**picked)
+
+
+def verified_pairs(config: DedupConfig, catalog: Catalog, a: I64, b: I64,
+                   content: ContentReader | None) -> Pairs:
+    """The candidate pairs (a, b) scored (:func:`score_candidates`) that pass verification:
+    resemblance at least the config's floor, and not two different articles (the full view's
+    pairs whose pages' articles resemble less than :data:`OTHER_ARTICLES`)."""
+    pairs = score_candidates(config, catalog, a, b, content)
+    full = (pairs.view == VIEWS.index("full")) & (pairs.other_resemblance < OTHER_ARTICLES)
+    return pairs.select((pairs.resemblance >= config.resemblance_floor) & ~full)

@@ -29,7 +29,7 @@ from neardup.config import DedupConfig, MinHashConfig
 from neardup.engine.buckets import append_files, block_bytes, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import score_candidates
+from neardup.engine.kernels import verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
@@ -73,12 +73,11 @@ class _Block:
 
 
 def _verify_block(task: _Block) -> int:
-    """Score one block; write the pairs at or above the floor to ``task.out``; their count."""
+    """Score one block; write the pairs that pass verification to ``task.out``; their count."""
     block = np.fromfile(task.candidates, dtype=CANDIDATE, count=task.count,
                         offset=task.start * CANDIDATE.itemsize)
-    pairs = score_candidates(task.config, task.catalog, block["a"].astype(np.int64),
-                             block["b"].astype(np.int64), task.content)
-    kept = pairs.select(pairs.resemblance >= task.config.resemblance_floor)
+    kept = verified_pairs(task.config, task.catalog, block["a"].astype(np.int64),
+                          block["b"].astype(np.int64), task.content)
     with open(task.out, "wb") as out:
         out.write(to_records(kept).tobytes())
     return len(kept)

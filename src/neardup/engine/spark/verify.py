@@ -27,7 +27,7 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.buckets import append_files
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import score_candidates
+from neardup.engine.kernels import verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.store.durable import sync
@@ -43,10 +43,9 @@ BLOCK = 200_000
 
 def _score(config: DedupConfig, catalog: Catalog, content: ContentReader,
            block: npt.NDArray[Any]) -> tuple[int, npt.NDArray[Any]]:
-    pairs = score_candidates(config, catalog, block["a"].astype(np.int64),
-                             block["b"].astype(np.int64), content)
-    kept = pairs.select(pairs.resemblance >= config.resemblance_floor)
-    return len(pairs), to_records(kept)
+    kept = verified_pairs(config, catalog, block["a"].astype(np.int64),
+                          block["b"].astype(np.int64), content)
+    return int(block.size), to_records(kept)
 
 
 def _write(path: Path, records: Iterable[npt.NDArray[Any]]) -> int:
