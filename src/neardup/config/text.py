@@ -13,7 +13,7 @@ Extractor = Literal["full", "main", "article", "trafilatura"]
 EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "article", "trafilatura")
 """HTML to text: resiliparse's full text, resiliparse's main content, the article's element
 (:mod:`neardup.text.article`), trafilatura's extraction."""
-ARTICLE_EXTRACTOR: Extractor = "main"
+ARTICLE_EXTRACTOR: Extractor = "article"
 """The extractor of a page's article view (``TextConfig.article_view``)."""
 
 
