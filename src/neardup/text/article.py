@@ -14,9 +14,11 @@ reader view), on the lexbor tree the full text is extracted from:
 2. **Container**: each paragraph adds its unlinked characters to its parent, half of them to its
    grandparent and a third to the element above; the element with the highest score is the
    article's container. Below :data:`MIN_ARTICLE_CHARS` the page has no article.
-3. **Region**: the container and those of its siblings that score at least
-   :data:`SIBLING_SHARE` of it (an article cut into sections) or that are paragraphs themselves
-   (a lead paragraph beside the body).
+3. **Region**: the container and those of its siblings that are of its kind (same tag and
+   class, holding paragraphs: an article cut into sections) or that are paragraphs themselves
+   (a lead paragraph beside the body). Siblings of another kind stay out even when they hold
+   paragraphs: a "more stories" block of teasers with their excerpts often sits right beside
+   the article, and it differs from frame to frame.
 4. **Text**: the region's HTML parsed on its own and passed through resiliparse's main-content
    mode (share bars, hidden elements and advertisements inside the article go); of its blocks,
    those with more than half of their words in links are dropped (link lists, "read more").
@@ -41,7 +43,6 @@ from neardup.text.html import parse_html, too_deep, tree_text
 __all__ = [
     "MIN_ARTICLE_CHARS",
     "MIN_PARAGRAPH_CHARS",
-    "SIBLING_SHARE",
     "Block",
     "article_blocks",
     "article_of_tree",
@@ -53,8 +54,6 @@ MIN_PARAGRAPH_CHARS: Final = 40
 """Non-space characters a paragraph needs to count toward its container."""
 MIN_ARTICLE_CHARS: Final = 250
 """The least score of a container (unlinked paragraph characters, see the module docstring)."""
-SIBLING_SHARE: Final = 0.05
-"""A sibling of the container scoring at least this share of it belongs to the article."""
 _LEAD_CHARS: Final = 80
 _MAX_LINK_SHARE: Final = 0.5
 _MAX_LEAD_LINK_SHARE: Final = 0.25
@@ -133,6 +132,12 @@ def _lead(node: DOMNode) -> bool:
     return chars >= _LEAD_CHARS and linked <= _MAX_LEAD_LINK_SHARE * chars
 
 
+def _kin(node: DOMNode, best: DOMNode) -> bool:
+    """Of the container's kind: same tag and class (another section of one article)."""
+    return (isinstance(node, ElementNode) and isinstance(best, ElementNode)
+            and node.tag == best.tag and node.class_name == best.class_name)
+
+
 def article_region(tree: HTMLTree) -> list[DOMNode]:
     """The elements that hold the article, in document order; empty when the page has none
     (see the module docstring)."""
@@ -145,9 +150,8 @@ def article_region(tree: HTMLTree) -> list[DOMNode]:
     parent = best.parent
     if parent is None or parent.tag in _ROOTS or best.tag == "body":
         return [best]
-    floor = SIBLING_SHARE * scores[best]
     return [node for node in parent.child_nodes
-            if node is best or scores.get(node, 0.0) >= floor or _lead(node)]
+            if node is best or (node in scores and _kin(node, best)) or _lead(node)]
 
 
 def _block(line: str) -> Block | None:
