@@ -150,7 +150,7 @@ def article_region(tree: HTMLTree) -> list[DOMNode]:
     parent = best.parent
     if parent is None or parent.tag in _ROOTS or best.tag == "body":
         return [best]
-    return [node for node in parent.child_nodes
+    return [node for node in parent.child_nodes.values()
             if node is best or (node in scores and _kin(node, best)) or _lead(node)]
 
 
