@@ -8,8 +8,8 @@ candidate:
 
 - ``full``: resiliparse, every visible word (``--extract full``);
 - ``main``: resiliparse's main content (``--extract main``);
-- ``article``: :mod:`neardup.text.article`, resiliparse's main content with its blocks judged by
-  length, link density and neighbours;
+- ``article``: :mod:`neardup.text.article` (``--extract article``), the element holding the
+  page's text-dense paragraphs, without its link lists;
 - ``trafilatura``: trafilatura as ``--extract trafilatura`` runs it;
 - ``trafilatura-fast``: the same with ``fast=True`` (no fallback extractors).
 
@@ -19,7 +19,13 @@ pages, as trafilatura's own evaluation counts it: a ``with`` snippet found in th
 extracted text is a true positive, one missing a false negative, a ``without`` snippet found a
 false positive; precision and recall over all snippets. Speed: pages per CPU second
 (``time.process_time``, decoding included), one pass over both page sets, one process pinned to
-one core. Writes ``results/article_extractors.json``.
+one core.
+
+Both views from one parse (:func:`neardup.text.extract.views`, the full text and the article
+text) against the full text alone (``extract(raw, "full")``), and the two extracted apart
+(``extract`` full, then ``extract`` article): CPU seconds over both page sets, the three runs
+interleaved ``--repeat`` times, the fastest of each kept; and how many pages have no article.
+Writes ``results/article_extractors.json``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 from common import (
     RESULTS_DIR,
     environment,
+    interleaved_calls,
     load_average,
     markdown_table,
     pin_single_core,
@@ -43,9 +50,8 @@ from common import (
     write_results,
 )
 from neardup.evaluation.extraction import token_overlap
-from neardup.text.article import article_text
 from neardup.text.canonical import canonical_text
-from neardup.text.extract import extract, trafilatura_text
+from neardup.text.extract import extract, trafilatura_text, views
 from neardup.text.html import decode_payload, extract_text
 
 
@@ -60,7 +66,7 @@ def _trafilatura_fast(raw: bytes) -> str:
 CANDIDATES: dict[str, Callable[[bytes], str]] = {
     "full": lambda raw: extract(raw, "full"),
     "main": lambda raw: extract(raw, "main"),
-    "article": article_text,
+    "article": lambda raw: extract(raw, "article"),
     "trafilatura": trafilatura_text,
     "trafilatura-fast": _trafilatura_fast,
 }
@@ -113,9 +119,27 @@ def timed(run: Callable[[bytes], str], pages: list[bytes]) -> tuple[list[str], f
     return texts, time.process_time() - started
 
 
+def views_cost(pages: list[bytes], repeat: int) -> dict[str, Any]:
+    """CPU seconds per page of the full text alone, of both views from one parse and of the
+    two extracted apart (fastest of ``repeat`` interleaved runs), and the pages without an
+    article."""
+    runs = {"full": lambda: [extract(raw, "full") for raw in pages],
+            "views": lambda: [views(raw) for raw in pages],
+            "apart": lambda: [(extract(raw, "full"), extract(raw, "article")) for raw in pages]}
+    best = {name: min(t.cpu for t in timings)
+            for name, timings in interleaved_calls(runs, repeat).items()}
+    return {"pages": len(pages),
+            "pages_per_cpu_second": {name: round(len(pages) / cpu, 1)
+                                     for name, cpu in best.items()},
+            "views_over_full": round(best["views"] / best["full"], 3),
+            "apart_over_full": round(best["apart"] / best["full"], 3),
+            "pages_without_article": sum(views(raw)[1] is None for raw in pages)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=",".join(CANDIDATES))
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "article_extractors.json")
     args = parser.parse_args()
     pin_single_core()
@@ -129,6 +153,8 @@ def main() -> None:
             "trafilatura_eval": snippet_quality(traf_texts, [(w, o) for _, w, o in traf]),
             "pages_per_cpu_second": round((len(zyte) + len(traf)) / (zyte_cpu + traf_cpu), 1)}
         print(name, json.dumps(results[name]), flush=True)
+    cost = views_cost([raw for raw, _ in zyte] + [raw for raw, _, _ in traf], args.repeat)
+    print("views", json.dumps(cost), flush=True)
     rows = [[name, *(f"{r['zyte'][k]:.3f}" for k in ("precision", "recall", "f1")),
              *(f"{r['trafilatura_eval'][k]:.3f}" for k in ("precision", "recall", "f1")),
              f"{r['pages_per_cpu_second']:.0f}"] for name, r in results.items()]
@@ -136,6 +162,7 @@ def main() -> None:
                             "trafilatura-eval R", "trafilatura-eval F1", "pages per CPU s"],
                            rows)
     payload = {"pages": {"zyte": len(zyte), "trafilatura_eval": len(traf)}, "results": results,
+               "views": cost,
                "load_average": load_average(),
                "environment": environment(["resiliparse", "trafilatura"])}
     write_results(args.out, payload, table)

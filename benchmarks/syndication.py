@@ -78,8 +78,8 @@ PAIRS = {"other-frame": 60, "template-swap": 12, "ads": 12, "dates": 12, "edit":
 ON_BIG = {"other-frame": 12, "ads": 3, "dates": 3, "edit": 3}
 POSITIVE_KINDS = tuple(PAIRS)
 NEGATIVE_KINDS = ("same-frame-big", "same-frame-small", "other")
-RUNS = {"defaults": [], "main": ["--extract", "main"], "trafilatura": ["--extract", "trafilatura"],
-        "no-templates": ["--no-templates"]}
+RUNS = {"defaults": [], "main": ["--extract", "main"], "article": ["--extract", "article"],
+        "trafilatura": ["--extract", "trafilatura"], "no-templates": ["--no-templates"]}
 SYNDICATION_EDITS = ("none", "words", "byline", "drop-last", "append")
 SLOT = "{ARTICLE}"
 TITLE = "{TITLE}"
@@ -436,10 +436,19 @@ def resemblance(a: set[tuple[str, ...]], b: set[tuple[str, ...]]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
+def spread(values: list[float]) -> dict[str, float]:
+    """Minimum, quartiles and maximum of ``values``."""
+    ordered = sorted(values)
+    at = [ordered[round(q * (len(ordered) - 1))] for q in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    return dict(zip(("min", "q1", "median", "q3", "max"), (round(v, 3) for v in at),
+                    strict=True))
+
+
 def views(scratch: Path, thresholds: tuple[float, ...] = (0.8, 0.6)) -> dict[str, Any]:
     """Each extractor of ``article_extractors.py`` as a view of the pages, the labelled pairs
     decided by exact 5-word resemblance (no fingerprints, no templates): recall per positive
-    kind, same-frame pairs passing, per threshold."""
+    kind, same-frame pairs passing, per threshold; and the spread of the resemblances per
+    kind (``spread``)."""
     from article_extractors import CANDIDATES
 
     truth = json.loads((scratch / "truth.json").read_text())
@@ -452,6 +461,8 @@ def views(scratch: Path, thresholds: tuple[float, ...] = (0.8, 0.6)) -> dict[str
                                           / sum(k == kind for k, _ in scores), 4)
                               for kind in (*POSITIVE_KINDS, *NEGATIVE_KINDS[:2])}
                      for t in thresholds}
+        out[name]["spread"] = {kind: spread([s for k, s in scores if k == kind])
+                               for kind in (*POSITIVE_KINDS, *NEGATIVE_KINDS[:2])}
         print(name, json.dumps(out[name]), flush=True)
     return out
 

@@ -1,4 +1,4 @@
-"""Each extractor (--extract full|main|trafilatura) on pages whose main text is known."""
+"""Each extractor (--extract full|main|article|trafilatura) on pages whose main text is known."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def news_page() -> bytes:
             f"<footer><p>{FOOTER}</p></footer></body></html>").encode()
 
 
-@pytest.mark.parametrize("extractor", ["full", "main", "trafilatura"])
+@pytest.mark.parametrize("extractor", ["full", "main", "article", "trafilatura"])
 def test_every_extractor_keeps_the_article(extractor: str) -> None:
     text = extract(news_page(), extractor)  # type: ignore[arg-type]
     overlap = token_overlap(text, TITLE + "\n" + "\n".join(ARTICLE))
@@ -74,6 +74,7 @@ def test_extractor_names_are_checked_and_main_content_is_the_old_spelling() -> N
 
 
 @pytest.mark.parametrize(("args", "tag"), [((), "text:full"), (("--main-content",), "text:main"),
+                                           (("--extract", "article"), "text:article"),
                                            (("--extract", "trafilatura"), "text:trafilatura")])
 def test_dedup_extracts_as_asked(tmp_path: Path, args: tuple[str, ...], tag: str) -> None:
     pages = tmp_path / "pages"
@@ -91,7 +92,7 @@ def test_dedup_extracts_as_asked(tmp_path: Path, args: tuple[str, ...], tag: str
 def test_extractors_on_real_articles_with_their_ground_truth() -> None:
     truth = json.loads((ZYTE / "ground-truth.json").read_text())
     names = sorted(truth)[:12]
-    scores: dict[str, list[float]] = {"full": [], "main": [], "trafilatura": []}
+    scores: dict[str, list[float]] = {"full": [], "main": [], "article": [], "trafilatura": []}
     recalls: dict[str, list[float]] = {name: [] for name in scores}
     for name in names:
         raw = gzip.decompress((ZYTE / "html" / f"{name}.html.gz").read_bytes())
@@ -103,6 +104,7 @@ def test_extractors_on_real_articles_with_their_ground_truth() -> None:
     mean = {name: sum(values) / len(values) for name, values in scores.items()}
     recall = {name: sum(values) / len(values) for name, values in recalls.items()}
     assert mean["trafilatura"] > mean["main"] > mean["full"]
+    assert mean["article"] > mean["main"]
     assert min(recall.values()) > 0.8
 
 

@@ -9,17 +9,20 @@ from neardup.config.checks import require as _require
 
 __all__ = ["ARTICLE_EXTRACTOR", "EXTRACTORS", "Extractor", "TemplateConfig", "TextConfig"]
 
-Extractor = Literal["full", "main", "trafilatura"]
-EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "trafilatura")
-"""HTML to text: resiliparse's full text, resiliparse's main content, trafilatura's extraction."""
-ARTICLE_EXTRACTOR: Extractor = "main"
+Extractor = Literal["full", "main", "article", "trafilatura"]
+EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "article", "trafilatura")
+"""HTML to text: resiliparse's full text, resiliparse's main content, the article's element
+(:mod:`neardup.text.article`), trafilatura's extraction."""
+ARTICLE_EXTRACTOR: Extractor = "article"
 """The extractor of a page's article view (``TextConfig.article_view``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class TextConfig:
     """How a payload becomes text: ``extract`` is ``full`` (resiliparse's full text, default),
-    ``main`` (resiliparse's main content) or ``trafilatura`` (the ``quality`` extra);
+    ``main`` (resiliparse's main content), ``article`` (the element holding the page's
+    text-dense paragraphs, :mod:`neardup.text.article`) or ``trafilatura`` (the ``quality``
+    extra);
     ``thai_words`` cuts runs of Thai letters into words (PyThaiNLP, the ``thai`` extra).
 
     ``article_view``: compare each web page on its article text as well as on its full text
@@ -37,7 +40,8 @@ class TextConfig:
     article_view: bool | None = None
 
     def __post_init__(self) -> None:
-        _require(self.extract in EXTRACTORS, "extract", self.extract, "full, main or trafilatura")
+        _require(self.extract in EXTRACTORS, "extract", self.extract,
+                 f"one of {', '.join(EXTRACTORS)}")
         _require(not (self.article_view and self.extract != "full"), "article_view",
                  self.article_view, f"needs extract='full' (extract={self.extract!r} already "
                  "keeps one view of the page)")

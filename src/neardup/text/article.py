@@ -1,62 +1,157 @@
-"""Article text: resiliparse's main content, then its blocks kept or dropped by length, link
-density and their neighbours (a jusText-like pass written for neardup).
+"""Article text: the element of a page that holds its text-dense paragraphs, without its link
+lists (``--extract article``, and the article view of :func:`neardup.text.extract.views`).
 
-Resiliparse's main-content mode (``--extract main``) drops navigation, footers and sidebars by
-element names and classes, but keeps what sits inside the article's container: share buttons,
-"more stories" headings, author boxes, date and update lines. On the Zyte article benchmark
-that is 12 % of its tokens. Trafilatura removes most of it, at about a tenth of the speed.
+The same article in two sites' frames must give the same text, and two articles in one frame
+different texts. Resiliparse's main-content mode (``--extract main``) keeps what surrounds the
+article in its frame (related-story teasers with their excerpts, author boxes, notices), and
+that differs between frames; trafilatura removes most of it at a tenth of the speed. This
+module finds the article's own element instead, in the manner of Readability (Mozilla's
+reader view), on the lexbor tree the full text is extracted from:
 
-This pass asks resiliparse for the main content as minimal HTML (one block a line, links kept as
-``<a>``), which costs about the same as plain text, and then judges each block from its text
-alone, in the manner of jusText (Pomikálek 2011):
+1. **Paragraphs**: the ``<p>`` and ``<pre>`` elements outside ``<aside>``, ``<footer>`` and
+   ``<nav>`` with at least :data:`MIN_PARAGRAPH_CHARS` non-space characters, of which at most
+   half are link text (a teaser's linked headline is not a paragraph).
+2. **Container**: each paragraph adds its unlinked characters to its parent, half of them to its
+   grandparent and a third to the element above; the element with the highest score is the
+   article's container. Below :data:`MIN_ARTICLE_CHARS` the page has no article.
+3. **Region**: the container and those of its siblings that are of its kind (same tag and
+   class, holding paragraphs: an article cut into sections) or that are paragraphs themselves
+   (a lead paragraph beside the body). Siblings of another kind stay out even when they hold
+   paragraphs: a "more stories" block of teasers with their excerpts often sits right beside
+   the article, and it differs from frame to frame.
+4. **Text**: the region's HTML parsed on its own and passed through resiliparse's main-content
+   mode (share bars, hidden elements and advertisements inside the article go); of its blocks,
+   those with more than half of their words in links are dropped (link lists, "read more").
 
-- **bad**: more than half of its words are link text (menus, link lists, tag clouds);
-- **good**: at least ``GOOD_WORDS`` words (or ``GOOD_CHARS`` characters in scripts written
-  without spaces) of which at most a third are link text;
-- **short** (the rest) and **headings** are decided by their neighbours: a short block between
-  two good blocks (skipping other short blocks and headings) is good, a heading followed by a good
-  block is good, everything else is dropped.
-
-The good blocks are joined by blank lines. A page where nothing is good (a gallery, a page of
-short lines, a page nested too deep for the main-content pass) gets what ``--extract main``
-gives, so that no page loses its text to the pass.
+Only counts of characters and the markup are used, no word lists, so any language and script
+is judged alike. The cost is a CSS query, a few Python calls per paragraph and the parse of the
+region: about a fifth of a full-text extraction (``benchmarks/article_extractors.py``).
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import DOMNode, ElementNode, HTMLTree
 
-from neardup.text.html import extract_text, parse_html, too_deep
+from neardup.text.html import parse_html, too_deep, tree_text
 
-__all__ = ["GOOD_CHARS", "GOOD_WORDS", "Block", "article_blocks", "article_text", "judge"]
+__all__ = [
+    "MIN_ARTICLE_CHARS",
+    "MIN_PARAGRAPH_CHARS",
+    "Block",
+    "article_blocks",
+    "article_of_tree",
+    "article_region",
+    "article_text",
+]
 
-GOOD_WORDS: Final = 10
-GOOD_CHARS: Final = 100
-_SPACELESS_WORDS: Final = 3
-_MAX_GOOD_LINKS: Final = 1 / 3
-_MAX_LINKS: Final = 1 / 2
+MIN_PARAGRAPH_CHARS: Final = 40
+"""Non-space characters a paragraph needs to count toward its container."""
+MIN_ARTICLE_CHARS: Final = 250
+"""The least score of a container (unlinked paragraph characters, see the module docstring)."""
+_LEAD_CHARS: Final = 80
+_MAX_LINK_SHARE: Final = 0.5
+_MAX_LEAD_LINK_SHARE: Final = 0.25
+_ANCESTOR_WEIGHTS: Final = (1.0, 1 / 2, 1 / 3)
+_MAX_PARAGRAPHS: Final = 5000
+_PARAGRAPHS: Final = "p, pre"
+_OUTSIDE: Final = "aside p, aside pre, footer p, footer pre, nav p, nav pre"
+_ROOTS: Final = frozenset({"html", "#document"})
+# Table and list parts parsed on their own lose their structure: wrap them back.
+_WRAP: Final = {"td": "<table><tr>{}</tr></table>", "th": "<table><tr>{}</tr></table>",
+                "tr": "<table>{}</table>", "tbody": "<table>{}</table>",
+                "thead": "<table>{}</table>", "tfoot": "<table>{}</table>",
+                "li": "<ul>{}</ul>", "dd": "<dl>{}</dl>", "dt": "<dl>{}</dl>"}
 
 _TAG: Final = re.compile(r"<[^>]+>")
 _LINK: Final = re.compile(r"<a\b[^>]*>(.*?)</a>", re.DOTALL)
 _HEADING: Final = re.compile(r"<h[1-6]\b")
 
-Verdict = Literal["good", "bad", "short", "heading"]
-
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One block of the main content: its text, its words, and those inside links."""
+    """One block of the article region: its text, its words, and those inside links."""
 
     text: str
     words: int
     link_words: int
     heading: bool
+
+    @property
+    def linked(self) -> bool:
+        """More than half of the words are link text (a link list, a "read more" line)."""
+        return self.link_words > _MAX_LINK_SHARE * self.words
+
+
+def _dense(text: str) -> int:
+    """Characters other than white space."""
+    return len("".join(text.split()))
+
+
+def _paragraph_score(paragraph: ElementNode) -> tuple[int, int]:
+    """(non-space characters, of them in links) of a paragraph element."""
+    chars = _dense(paragraph.text or "")
+    if chars < MIN_PARAGRAPH_CHARS:
+        return chars, 0
+    return chars, sum(_dense(a.text or "") for a in paragraph.query_selector_all("a").values())
+
+
+def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
+    """Each ancestor of a paragraph (three levels up) with its share of the paragraph's
+    unlinked characters."""
+    doc = tree.document
+    if doc is None:
+        return {}
+    outside = set(doc.query_selector_all(_OUTSIDE).values())
+    scores: dict[DOMNode, float] = {}
+    for paragraph in doc.query_selector_all(_PARAGRAPHS).values()[:_MAX_PARAGRAPHS]:
+        if paragraph in outside:
+            continue
+        chars, linked = _paragraph_score(paragraph)
+        if chars < MIN_PARAGRAPH_CHARS or linked > _MAX_LINK_SHARE * chars:
+            continue
+        node = paragraph.parent
+        for weight in _ANCESTOR_WEIGHTS:
+            if node is None or node.tag in _ROOTS:
+                break
+            scores[node] = scores.get(node, 0.0) + weight * (chars - linked)
+            node = node.parent
+    return scores
+
+
+def _lead(node: DOMNode) -> bool:
+    """A paragraph element that reads as text (a lead beside the article's body)."""
+    if node.tag != "p" or not isinstance(node, ElementNode):
+        return False
+    chars, linked = _paragraph_score(node)
+    return chars >= _LEAD_CHARS and linked <= _MAX_LEAD_LINK_SHARE * chars
+
+
+def _kin(node: DOMNode, best: DOMNode) -> bool:
+    """Of the container's kind: same tag and class (another section of one article)."""
+    return (isinstance(node, ElementNode) and isinstance(best, ElementNode)
+            and node.tag == best.tag and node.class_name == best.class_name)
+
+
+def article_region(tree: HTMLTree) -> list[DOMNode]:
+    """The elements that hold the article, in document order; empty when the page has none
+    (see the module docstring)."""
+    scores = _scores(tree)
+    if not scores:
+        return []
+    best = max(scores, key=scores.__getitem__)
+    if scores[best] < MIN_ARTICLE_CHARS:
+        return []
+    parent = best.parent
+    if parent is None or parent.tag in _ROOTS or best.tag == "body":
+        return [best]
+    return [node for node in parent.child_nodes.values()
+            if node is best or (node in scores and _kin(node, best)) or _lead(node)]
 
 
 def _block(line: str) -> Block | None:
@@ -67,59 +162,32 @@ def _block(line: str) -> Block | None:
     return Block(text, len(text.split()), linked, bool(_HEADING.match(line)))
 
 
-def article_blocks(raw: bytes, charset: str | None = None) -> Iterator[Block]:
-    """The blocks of resiliparse's main content, in document order (none for a page nested
-    too deep for the main-content pass, see :func:`neardup.text.html.too_deep`)."""
-    tree = parse_html(raw, charset)
-    if too_deep(raw, tree):
-        return
-    marked = extract_plain_text(tree, preserve_formatting="minimal_html", main_content=True,
-                                links=True, comments=False, list_bullets=False,
-                                alt_texts=False)
-    for line in marked.split("\n"):
-        block = _block(line.strip())
-        if block is not None:
-            yield block
+def article_blocks(region: list[DOMNode], main_content: bool = True) -> list[Block]:
+    """The blocks of the region's text, in document order: the region parsed on its own,
+    through resiliparse's main-content mode unless ``main_content`` is False."""
+    fragment = "".join(_WRAP.get(node.tag or "", "{}").format(node.html) for node in region)
+    marked = extract_plain_text(HTMLTree.parse(fragment), preserve_formatting="minimal_html",
+                                main_content=main_content, links=True, comments=False,
+                                list_bullets=False, alt_texts=False)
+    return [block for block in (_block(line.strip()) for line in marked.split("\n"))
+            if block is not None]
 
 
-def _first_verdict(block: Block) -> Verdict:
-    links = block.link_words / block.words
-    if links > _MAX_LINKS:
-        return "bad"
-    long = block.words >= GOOD_WORDS or (block.words <= _SPACELESS_WORDS
-                                          and len(block.text) >= GOOD_CHARS)
-    if long and links <= _MAX_GOOD_LINKS:
-        return "good"
-    return "heading" if block.heading else "short"
-
-
-def _neighbour(verdicts: list[Verdict], index: int, step: int) -> Verdict:
-    """The first verdict from ``index`` in direction ``step`` that is not short or a heading;
-    ``bad`` past either end."""
-    index += step
-    while 0 <= index < len(verdicts) and verdicts[index] in ("short", "heading"):
-        index += step
-    return verdicts[index] if 0 <= index < len(verdicts) else "bad"
-
-
-def judge(blocks: list[Block]) -> list[bool]:
-    """Which blocks belong to the article (see the module docstring)."""
-    first = [_first_verdict(block) for block in blocks]
-    kept = []
-    for index, verdict in enumerate(first):
-        if verdict == "short":
-            verdict = "good" if _neighbour(first, index, -1) == _neighbour(
-                first, index, 1) == "good" else "bad"
-        elif verdict == "heading":
-            verdict = _neighbour(first, index, 1)
-        kept.append(verdict == "good")
-    return kept
+def article_of_tree(tree: HTMLTree, deep: bool = False) -> str | None:
+    """The article text of a parsed page, its blocks separated by blank lines; None when the
+    page has no article. ``deep``: the page nests too deep for the main-content pass
+    (:func:`neardup.text.html.too_deep`), which the region is then spared."""
+    region = article_region(tree)
+    if not region:
+        return None
+    blocks = [block.text for block in article_blocks(region, not deep) if not block.linked]
+    return "\n\n".join(blocks) or None
 
 
 def article_text(raw: bytes, charset: str | None = None) -> str:
-    """The article text of a page: its good blocks, separated by blank lines; resiliparse's
-    main content when no block is good."""
-    blocks = list(article_blocks(raw, charset))
-    text = "\n\n".join(block.text for block, kept in zip(blocks, judge(blocks), strict=True)
-                       if kept)
-    return text or extract_text(raw, charset=charset, main_content=True)
+    """The article text of a page (``--extract article``); resiliparse's main content when
+    the page has no article, so that no page loses its text."""
+    tree = parse_html(raw, charset)
+    deep = too_deep(raw, tree)
+    article = article_of_tree(tree, deep)
+    return article if article is not None else tree_text(tree, main_content=not deep)

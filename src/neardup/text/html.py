@@ -61,6 +61,7 @@ __all__ = [
     "parse_html",
     "parse_page",
     "too_deep",
+    "tree_text",
 ]
 
 _BOMS = (
@@ -183,7 +184,9 @@ def too_deep(raw: bytes, tree: HTMLTree) -> bool:
     return doc is not None and doc.query_selector(_DEPTH_SELECTOR) is not None
 
 
-def _text(tree: HTMLTree, main_content: bool) -> str:
+def tree_text(tree: HTMLTree, *, main_content: bool = False) -> str:
+    """Plain text of a parsed page (see :func:`extract_text`; the caller checks
+    :func:`too_deep` before asking for the main content)."""
     text = extract_plain_text(
         tree,
         main_content=main_content,
@@ -201,7 +204,7 @@ def extract_text(raw: bytes, *, charset: str | None = None, main_content: bool =
     """Plain text of an HTML page: block elements on their own lines, paragraphs separated by a
     blank line; ``main_content=True`` removes the boilerplate first."""
     tree = parse_html(raw, charset)
-    return _text(tree, main_content and not too_deep(raw, tree))
+    return tree_text(tree, main_content=main_content and not too_deep(raw, tree))
 
 
 # -- links ----------------------------------------------------------------------------------------
@@ -332,7 +335,7 @@ def parse_page(
     """Parse once; return the text (full or main content), the title, and optionally the out-links
     and the block segments."""
     tree = parse_html(raw, charset)
-    text = _text(tree, main_content and not too_deep(raw, tree))
+    text = tree_text(tree, main_content=main_content and not too_deep(raw, tree))
     links = tuple(_links(tree, base_url)) if want_links else ()
     blocks = tuple(_blocks(tree)) if want_blocks else ()  # last: it edits the tree
     return Page(text, " ".join((tree.title or "").split()), links, blocks)
