@@ -24,8 +24,9 @@ def extract_options(function: F) -> F:
     return click.option(
         "--extract", type=click.Choice(EXTRACTORS), default=None,
         help="HTML to text: full (resiliparse, every visible word), main (resiliparse's main "
-             "content, fast) or trafilatura (article text, the quality extra; slower, closest "
-             "to the article in the measurements of docs/templates.md) [default: full].")(function)
+             "content, fast), article (the element holding the page's text-dense paragraphs, "
+             "fast) or trafilatura (article text, the quality extra; slower) "
+             "[default: full].")(function)
 
 
 def article_view_option(function: F) -> F:

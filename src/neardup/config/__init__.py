@@ -55,10 +55,9 @@ from neardup.config.prints import (
     Weighting,
 )
 from neardup.config.store import StoreConfig, TableSpec
-from neardup.config.text import ARTICLE_EXTRACTOR, EXTRACTORS, Extractor, TemplateConfig, TextConfig
+from neardup.config.text import EXTRACTORS, Extractor, TemplateConfig, TextConfig
 
 __all__ = [
-    "ARTICLE_EXTRACTOR",
     "CHUNK_KINDS",
     "DEFAULT_MAX_HAMMING",
     "DEFAULT_MEMORY_LIMIT",

@@ -7,14 +7,12 @@ from typing import Literal
 
 from neardup.config.checks import require as _require
 
-__all__ = ["ARTICLE_EXTRACTOR", "EXTRACTORS", "Extractor", "TemplateConfig", "TextConfig"]
+__all__ = ["EXTRACTORS", "Extractor", "TemplateConfig", "TextConfig"]
 
 Extractor = Literal["full", "main", "article", "trafilatura"]
 EXTRACTORS: tuple[Extractor, ...] = ("full", "main", "article", "trafilatura")
 """HTML to text: resiliparse's full text, resiliparse's main content, the article's element
 (:mod:`neardup.text.article`), trafilatura's extraction."""
-ARTICLE_EXTRACTOR: Extractor = "article"
-"""The extractor of a page's article view (``TextConfig.article_view``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +23,8 @@ class TextConfig:
     extra);
     ``thai_words`` cuts runs of Thai letters into words (PyThaiNLP, the ``thai`` extra).
 
-    ``article_view``: compare each web page on its article text as well as on its full text
-    (:data:`ARTICLE_EXTRACTOR`). None (the default): wherever the method supports two views and
+    ``article_view``: compare each web page on its article text (``extract="article"``) as well
+    as on its full text. None (the default): wherever the method supports two views and
     ``extract`` is ``full``; True: required (a config that cannot have it is refused); False:
     one view.
 

@@ -12,7 +12,7 @@ import time
 from typing import Any, Generic, overload
 
 from neardup._types import U64
-from neardup.config import ARTICLE_EXTRACTOR, DedupConfig, Extractor, MinHashConfig, SimHashMethod
+from neardup.config import DedupConfig, Extractor, MinHashConfig, SimHashMethod
 from neardup.document import Document
 from neardup.features.shingles import shingle_set
 from neardup.fingerprints.exact import exact_prints
@@ -22,7 +22,7 @@ from neardup.methods.prints import DocumentPrints, F, Prints, revisit_prints
 from neardup.methods.registry import join_of, near_method, signer_of
 from neardup.methods.unit import FeatureExtractor
 from neardup.text.canonical import canonical_bytes
-from neardup.text.extract import extract, require_extractor, trafilatura_text
+from neardup.text.extract import extract, require_extractor, views
 from neardup.text.html import decode_payload, parse_page
 from neardup.text.words import segment_thai
 
@@ -45,19 +45,33 @@ def document_text(doc: Document, extractor: Extractor = "full") -> str:
     return decode_payload(doc.raw, doc.charset)
 
 
-def _text_and_links(doc: Document, config: DedupConfig) -> tuple[str, tuple[str, ...]]:
-    """The document's text (Thai cut into words when the config asks) and, when
-    ``config.links`` asks for them, its HTML out-links (one parse for both)."""
+def _page_texts(doc: Document, config: DedupConfig, two_views: bool
+                ) -> tuple[str, str | None, tuple[str, ...]]:
+    """The document's text, its article text (``two_views``, for a web page: None when the
+    page has none) and, when ``config.links`` asks for them, its HTML out-links; Thai cut into
+    words when the config asks. A page is parsed once, except for trafilatura's text, the
+    article text beside the links, and the article view beside the links."""
+    article: str | None = None
     links: tuple[str, ...] = ()
-    if not config.links or doc.kind != "html":
-        text = document_text(doc, config.text.extract)
-    else:
+    extractor = config.text.extract
+    if doc.kind != "html":
+        text = document_text(doc, extractor)
+    elif config.links:
         page = parse_page(doc.raw, charset=doc.charset, base_url=doc.url,
-                          main_content=config.text.main_content, want_links=True)
+                          main_content=extractor == "main", want_links=True)
         text, links = page.text, page.links
-        if config.text.extract == "trafilatura":
-            text = trafilatura_text(doc.raw, doc.charset)
-    return (segment_thai(text) if config.text.thai_words else text), links
+        if extractor in ("article", "trafilatura"):
+            text = extract(doc.raw, extractor, doc.charset)
+        if two_views:
+            article = extract(doc.raw, "article", doc.charset) or None
+    elif two_views:
+        text, article = views(doc.raw, doc.charset)
+    else:
+        text = extract(doc.raw, extractor, doc.charset)
+    if config.text.thai_words:
+        text = segment_thai(text)
+        article = segment_thai(article) if article is not None else None
+    return text, article, links
 
 
 def _method_features(config: DedupConfig) -> FeatureExtractor[Any] | None:
@@ -103,21 +117,13 @@ class Fingerprinter(Generic[F]):
             revisit: Prints[F] = revisit_prints(doc)
             return revisit
         started = time.perf_counter()
-        text, links = _text_and_links(doc, self.config)
-        article = self._article_text(doc)
+        text, article, links = _page_texts(doc, self.config, self.two_views)
         extracted = time.perf_counter()
         prints = self._prints(doc, text, links, features=True)
         if article is not None:
             prints = dataclasses.replace(prints, article=self._article(doc, article, prints))
         return dataclasses.replace(prints, extract_seconds=extracted - started,
                                    fingerprint_seconds=time.perf_counter() - extracted)
-
-    def _article_text(self, doc: Document) -> str | None:
-        """The article text of a web page compared on two views (None: one view)."""
-        if not self.two_views or doc.kind != "html":
-            return None
-        text = extract(doc.raw, ARTICLE_EXTRACTOR, doc.charset)
-        return segment_thai(text) if self.config.text.thai_words else text
 
     def _article(self, doc: Document, text: str, full: Prints[F]) -> Prints[F] | None:
         """The prints of the article view; None when the page has no article (fewer than
