@@ -13,7 +13,6 @@ outputs' 328 instead of 401. Elsewhere than glibc it does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from collections.abc import Callable
 
@@ -22,9 +21,10 @@ __all__ = ["release_freed"]
 
 @functools.cache
 def _trim() -> Callable[[int], int] | None:
-    name = ctypes.util.find_library("c")
+    """glibc's ``malloc_trim`` from the symbols already loaded (``ctypes.util.find_library``
+    would fork ``ldconfig``: a copy of the whole process, for a moment)."""
     try:
-        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError, TypeError):  # not glibc
         return None
     return trim
