@@ -30,6 +30,7 @@ from typing import Any
 
 from neardup.config import DedupConfig
 from neardup.document import Document
+from neardup.engine.heap import release_freed
 from neardup.engine.markers import folder_files, read_marker
 from neardup.engine.partition import layout_for, write_partition
 from neardup.engine.workdir import WorkDir, publish_dir
@@ -96,6 +97,7 @@ def _write(job: FingerprintJob, block: int, prints: list[DocumentPrints]) -> Non
     publish_dir(temporary, final)
     WorkDir.mark_at(job.root, partition_marker(job.split.file, block), {"rows": len(prints)},
                     folder_files(final))
+    release_freed()  # the block's arrays, freed by the caller once written
 
 
 class _BlockWriter:

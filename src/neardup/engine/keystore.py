@@ -145,7 +145,19 @@ def old_blocks(folder: Path, bucket: int, dtype: np.dtype[Any], rows: int
 
 
 def sort_by_band(rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
+    """``rows`` sorted by (band, key, doc). A bucket's rows come in document order within each
+    band (partitions are added in order), so a stable sort by key, then by band (a radix sort
+    when the bands fit a byte), gives that order in about two thirds of the CPU of a
+    three-key sort; where documents are out of order inside equal keys it sorts again fully."""
+    order = np.argsort(rows["key"], kind="stable")
+    bands = rows["band"][order]
+    if bands.size and bands.min() >= 0 and bands.max() < 256:
+        bands = bands.astype(np.uint8)
+    found = rows[order[np.argsort(bands, kind="stable")]]
+    same = (found["band"][1:] == found["band"][:-1]) & (found["key"][1:] == found["key"][:-1])
+    if np.any(same & (found["doc"][1:] < found["doc"][:-1])):
+        return rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
+    return found
 
 
 def sort_by_table(rows: npt.NDArray[Any], plan: TablePlan) -> npt.NDArray[Any]:

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig, MinHashConfig
-from neardup.engine.workdir import read_array, write_array
+from neardup.engine.workdir import read_array, write_array, write_concatenated
 from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.joins import SignatureBands, Signer
@@ -128,8 +128,8 @@ def _meta_table(prints: list[DocumentPrints], links: bool, strings: bool = True)
     return pa.table(columns)
 
 
-def _distinct_sets(prints: list[DocumentPrints]) -> tuple[U64, I64, I64]:
-    """(flat, offsets) of the distinct shingle sets and the set of each document; equal sets
+def _distinct_sets(prints: list[DocumentPrints]) -> tuple[list[U64], I64, I64]:
+    """The distinct shingle sets, their CSR offsets and the set of each document; equal sets
     are found by the exact-level set hash and compared in full before they are shared."""
     found: dict[int, list[int]] = {}
     kept: list[U64] = []
@@ -144,8 +144,7 @@ def _distinct_sets(prints: list[DocumentPrints]) -> tuple[U64, I64, I64]:
         kept.append(p.shingles)
     offsets = np.zeros(len(kept) + 1, dtype=np.int64)
     np.cumsum([s.size for s in kept], out=offsets[1:])
-    flat = np.concatenate(kept) if kept else np.empty(0, dtype=np.uint64)
-    return flat.astype(np.uint64, copy=False), offsets, index
+    return kept, offsets, index
 
 
 def _write_minhash(folder: Path, prints: list[DocumentPrints], layout: Layout) -> None:
@@ -175,8 +174,8 @@ def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, 
     without ``strings``, its metadata holds the numeric columns only (an article view's)."""
     pq.write_table(_meta_table(prints, layout.links, strings), folder / "meta.parquet",
                    compression="zstd")
-    flat, offsets, index = _distinct_sets(prints)
-    write_array(folder / "shingles.npy", flat)
+    sets, offsets, index = _distinct_sets(prints)
+    write_concatenated(folder / "shingles.npy", sets, np.dtype(np.uint64))
     write_array(folder / "shingle_offsets.npy", offsets)
     write_array(folder / "shingle_index.npy", index.astype(np.int32))
     if layout.signatures:

@@ -45,6 +45,7 @@ from neardup.engine.fingerprint import (
     partitions_of,
     run_fingerprint,
 )
+from neardup.engine.heap import release_freed
 from neardup.engine.keystore import reusing_keys
 from neardup.engine.near import run_near, write_near_tables
 from neardup.engine.outputs import write_outputs
@@ -217,6 +218,7 @@ class _CpuLaps(PhaseMeter):
                 + pool_cpu_seconds())
 
     def lap(self, name: str) -> None:
+        release_freed()  # the stage's freed memory, before the next stage grows the heap
         super().lap(name)
         now = self._now()
         self.cpu[name] = round(self.cpu.get(name, 0.0) + now - self._cpu_last, 3)

@@ -25,11 +25,14 @@ from neardup.document import ContentKind, Document
 from neardup.sources.context import ReadContext
 from neardup.sources.fields import RowFields, clean_url, normalize_date
 
-__all__ = ["KNOWN_FIELDS", "row_to_document"]
+__all__ = ["KNOWN_FIELDS", "Content", "content_to_document", "row_to_document"]
 
 KNOWN_FIELDS: Final = frozenset({"id", "url", "text", "html", "date", "fetched", "sweep"})
 """The columns a row's fields come from, with the default names."""
 _MAX_EXTRA: Final = 1024
+
+Content = tuple[bytes, ContentKind, str | None]
+"""A row's payload, its kind and its charset."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -37,8 +40,7 @@ def _known(fields: RowFields) -> frozenset[str]:
     return frozenset({fields.id, fields.url, fields.text, fields.html, "date", "fetched", "sweep"})
 
 
-def _content(row: Mapping[str, object],
-             fields: RowFields) -> tuple[bytes, ContentKind, str | None] | None:
+def _content(row: Mapping[str, object], fields: RowFields) -> Content | None:
     text = row.get(fields.text)
     if isinstance(text, str):
         return text.encode("utf-8", "replace"), "text", "utf-8"
@@ -88,7 +90,16 @@ def row_to_document(
     row: Mapping[str, object], *, source: str, offset: int, default_id: str, ctx: ReadContext
 ) -> Document | None:
     """The Document for one JSONL line or Parquet row, or None (the reason is counted)."""
-    found = _content(row, ctx.fields)
+    return content_to_document(_content(row, ctx.fields), row, source=source, offset=offset,
+                               default_id=default_id, ctx=ctx)
+
+
+def content_to_document(
+    found: Content | None, row: Mapping[str, object], *, source: str, offset: int,
+    default_id: str, ctx: ReadContext
+) -> Document | None:
+    """The Document for a row whose payload was already taken (``found``, None: it has none)
+    from its text or HTML field; its other fields are read from ``row``."""
     if found is None:
         ctx.stats.skip("missing-text")
         return None
