@@ -58,6 +58,15 @@ from neardup.store.lookup import (
     query_url,
     similar_documents,
 )
+from neardup.store.postings import (
+    POSTING_ARRAYS,
+    PostingDelta,
+    Run,
+    docs_holding,
+    log_postings,
+    merged_runs,
+    sketch_postings,
+)
 from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
     IDENTICAL,
@@ -68,7 +77,6 @@ from neardup.store.records import (
     document_row,
     documents_in,
     documents_where,
-    postings,
     signed,
     sketch_rows,
 )
@@ -98,6 +106,8 @@ class Store:
         self.meta_path = root / formats.META
         self._mutex = threading.RLock()
         self._loaded: dict[str, PermutedTables] = {}
+        self._runs: dict[str, Run] = {}
+        self.postings = PostingDelta()
         self._record: int | None = None
         self._lock = None if read_only else _lock(root)
         try:
@@ -149,6 +159,7 @@ class Store:
             loaded[entry.name] = self._loaded.get(entry.name) or \
                 self._load_segment(entry, self.verify)
         self._loaded = loaded
+        self._runs = {name: self._runs[name] for name in loaded}
         return HammingIndex(plans(self.config), self.config.max_k,
                             [loaded[entry.name] for entry in segments])
 
@@ -162,17 +173,22 @@ class Store:
                 if self.config.compress else arrays["tables"])
             segment = PermutedTables(plans(self.config), arrays["fingerprints"], arrays["ids"],
                                      tables)
+            run = (arrays[POSTING_ARRAYS[0]], arrays[POSTING_ARRAYS[1]])
         except (KeyError, ConfigError, CorruptDataError) as error:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"inconsistent arrays ({error})") from error
         if len(segment) != entry.count:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"{len(segment)} fingerprints, the manifest says {entry.count}")
+        self._runs[entry.name] = run
         return segment
 
     def _load_log(self) -> None:
-        """Load the insert log (the rows after the last segment's span) into the delta."""
+        """Load the insert log (the rows after the last segment's span) into the delta and
+        its postings."""
         last = self.segments[-1].last if self.segments else -1
+        self.postings = PostingDelta()
+        self.postings.add(*log_postings(self.db, self.meta_path, last + 1))
         rows = documents_where(self.db, self.meta_path, "doc > ? AND tokens > 0 ORDER BY doc",
                                (last,))
         if rows:
@@ -209,9 +225,11 @@ class Store:
                     self.index = self._index_of(self.segments)
                 self._stamp = stamp
                 start = self.segments[-1].last + 1 if self.segments else 0
+                self.postings = PostingDelta()
             with self._sqlite(), formats.snapshot(self.db):
                 rows = documents_where(self.db, self.meta_path,
                                        "doc >= ? AND tokens > 0 ORDER BY doc", (start,))
+                self.postings.add(*log_postings(self.db, self.meta_path, start))
                 self.commits = stored_counter(self.db, "commits") or 0
                 self.next_doc = stored_counter(self.db) or 0
             if rows:
@@ -317,7 +335,6 @@ class Store:
                  for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
             sketches = sketch_rows(docs, batch)
             db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
-            db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
             db.executemany("INSERT OR REPLACE INTO counters VALUES (?, ?)",
                            [("next_doc", first + len(batch)), ("commits", self.commits + 1)])
             if self.config.sketch_clusters is not None:
@@ -327,6 +344,7 @@ class Store:
         self.next_doc += len(batch)
         self.commits += 1
         self.index.add(fps[indexed], docs[indexed])
+        self.postings.add(*sketch_postings(sketches))
         report.count(batch, found.query, a, b, docs)
         try:
             self._write_record()
@@ -364,16 +382,18 @@ class Store:
         if self._record is not None:
             formats.sync_record(self._record, self.root)
         first = self.segments[-1].last + 1 if self.segments else 0
-        entry = self._write(segment, (first, self.next_doc - 1))
+        entry = self._write(segment, self.postings.freeze(), (first, self.next_doc - 1))
         self._replace_segments([], entry)
         while len(self.segments) > 1 and \
                 self.segments[-1].count * MERGE_FACTOR >= self.segments[-2].count:
             self._merge(self.segments[-2:])
         return entry
 
-    def _write(self, segment: PermutedTables, span: tuple[int, int]) -> formats.SegmentEntry:
+    def _write(self, segment: PermutedTables, run: Run,
+               span: tuple[int, int]) -> formats.SegmentEntry:
         name = f"{self._next_segment_number():08d}"
-        arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids}
+        arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
+                  POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1]}
         if self.config.compress:
             compressed = segment.compress().tables
             assert isinstance(compressed, list)
@@ -401,6 +421,7 @@ class Store:
         self.index.segments = [self._loaded[s.name] for s in segments]
         for entry in old:
             self._loaded.pop(entry.name, None)
+            self._runs.pop(entry.name, None)
         formats.remove_debris(self.root, self.segments)
 
     def _merge(self, entries: list[formats.SegmentEntry]) -> None:
@@ -408,7 +429,8 @@ class Store:
         data is refused, never rewritten under a fresh checksum)."""
         parts = [self._load_segment(e, verify=True) for e in entries]
         merged = self.index.merged(parts)
-        new = self._write(merged, (entries[0].first, entries[-1].last))
+        run = merged_runs([self._runs[e.name] for e in entries])
+        new = self._write(merged, run, (entries[0].first, entries[-1].last))
         self._replace_segments(entries, new)
 
     def compact(self) -> int:
@@ -448,6 +470,16 @@ class Store:
             doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
         with self._sqlite():
             return similar_documents(self, doc, resemblance, containment, explain, templates)
+
+    def sharing(self, values: list[int]) -> list[int]:
+        """The stored documents whose sketch holds any of ``values`` (signed), sorted: the
+        postings of every segment and of the insert log."""
+        wanted = np.unique(np.array(values, dtype=np.int64))
+        with self._mutex:
+            found = [docs_holding(self._runs[s.name], wanted) for s in self.segments]
+            found.append(self.postings.docs_holding(wanted))
+        docs: list[int] = np.unique(np.concatenate(found)).tolist()
+        return docs
 
     def host_templates(self) -> dict[str, object]:
         """Per host: its pages and template values (every count read and checked)."""

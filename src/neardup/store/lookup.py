@@ -8,7 +8,6 @@ both ways, with the shared shingles that explain them.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -268,14 +267,9 @@ def stored_sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
     return _sketches(store, docs)
 
 
-def sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
+def sharing(store: Store, values: list[int]) -> list[int]:
     """The stored documents whose sketch holds any of ``values``, sorted."""
-    return _sharing(db, values)
-
-
-def _sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
-    rows = select_in(db, "SELECT DISTINCT doc FROM postings WHERE value IN ({marks})", values)
-    return sorted({doc for (doc,) in rows})
+    return store.sharing(values)
 
 
 def check_sketch_search(store: Store, containment: float) -> None:
@@ -305,7 +299,7 @@ def similar_to_probe(store: Store, probe: _Probe, resemblance: float, containmen
     if probe.features is None:
         return []
     values = probe.features.sketch.astype(np.int64).tolist()
-    matches = _matches(store, probe, _sharing(store.db, values), explain, leave_out, templates)
+    matches = _matches(store, probe, sharing(store, values), explain, leave_out, templates)
     kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
             and (m.containment or 0.0) >= containment]
     return sorted(kept, key=lambda m: (-(m.containment or 0.0) if containment else

@@ -136,7 +136,7 @@ def _resembling(store: Store, doc: int, page: Side, view: HostCounts) -> list[in
     config, floor = store.config.sketch, store.config.sketch_clusters
     assert config is not None and floor is not None
     features = page.features
-    others = [d for d in sharing(store.db, features.sketch.astype(np.int64).tolist()) if d != doc]
+    others = [d for d in sharing(store, features.sketch.astype(np.int64).tolist()) if d != doc]
     rows = {r[0]: r for r in documents_in(store.db, store.meta_path, "doc", others)}
     found = []
     for other, stored in stored_sketches(store, others).items():
