@@ -264,10 +264,10 @@ def test_a_store_of_the_previous_format_is_refused(tmp_path: Path) -> None:
         pass
     manifest = tmp_path / "store" / "manifest.json"
     body = json.loads(manifest.read_text())
-    body["version"] = 2
+    body["version"] = 3                 # version 3 kept the sketch postings in SQLite
     manifest.write_text(json.dumps(body))
-    with pytest.raises(CorruptDataError, match="store format version 2, this neardup reads "
-                                               "version 3"):
+    with pytest.raises(CorruptDataError, match="store format version 3, this neardup reads "
+                                               "version 4"):
         open_store(tmp_path / "store")
 
 

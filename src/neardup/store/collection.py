@@ -7,7 +7,9 @@ the batch survives a killed process. Committed rows not yet in a segment are the
 open they are read back into the in-memory delta of the :class:`HammingIndex`. :meth:`flush`
 writes the delta as an immutable segment; small segments are merged as they accumulate (each
 merge at least quadruples a segment, so a store of N documents keeps O(log N) segments);
-:meth:`compact` merges them all. Layout and file formats: :mod:`neardup.store.formats`.
+:meth:`compact` merges them all. A segment carries its documents' sketch postings; those of
+the log are held in memory (:mod:`neardup.store.postings`). Layout and file formats:
+:mod:`neardup.store.formats`.
 """
 
 from __future__ import annotations

@@ -12,11 +12,13 @@
       lock                   held (flock, exclusive) by the one writer
       readers.lock           held shared by a process while it maps segments; a writer removes
                              a file only when it can take this lock exclusively
-      meta.sqlite            documents, sketches and their postings (sketch value -> documents),
-                             clusters, the insert log, and per host its page count and the
+      meta.sqlite            documents, sketches, clusters, the insert log, and per host its
+                             page count and the
                              pages holding each sketch value / kept shingle (host_pages,
                              host_values: site templates, see neardup.store.hosts) (WAL mode)
-      segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json
+      segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json: the
+                             fingerprints, their permuted tables, and the sketch postings of
+                             the segment's documents (see neardup.store.postings)
         segment.json         per array: file, dtype, shape, bytes, xxh3 checksum
 
 A file is written to a temporary name, flushed to disk, then renamed over its final name, and the
