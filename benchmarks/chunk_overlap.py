@@ -50,7 +50,7 @@ from common import (
     require_data,
     write_results,
 )
-from neardup.config import DedupConfig, OverlapConfig
+from neardup.config import ChunkMethod, DedupConfig, OverlapConfig
 from neardup.document import Document
 from neardup.overlap.coarse import coarse_overlap
 from neardup.overlap.relation import ChunkRelation
@@ -248,7 +248,8 @@ def _method_seconds(result_stats: dict[str, Any]) -> dict[str, float]:
 
 def part_c(pages: list[bytes], counts: list[int]) -> dict[str, Any]:
     methods = {"simhash": DedupConfig(method="simhash"),
-               "chunks": DedupConfig(method="chunks", overlap=OverlapConfig(algorithm="coarse")),
+               "chunks": DedupConfig(method="chunks", params=ChunkMethod(
+                   overlap=OverlapConfig(algorithm="coarse"))),
                "smfa": DedupConfig(method="smfa")}
     find_duplicates(corpus(pages, 50, 1), methods["chunks"])  # JIT warm-up
     out: dict[str, Any] = {}

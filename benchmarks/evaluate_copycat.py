@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS_DIR, environment, markdown_table, require_data, write_results
 from neardup.cluster.relations import overlap_counts
-from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig
+from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig, SimHashMethod
 from neardup.evaluation import (
     EvaluationConfig,
     LabelMap,
@@ -82,19 +82,22 @@ def headline(data: LabeledSet, fold_seeds: range) -> tuple[list[list[str]], dict
 
 
 def fingerprint_config(width: int, seed: int, weights: str = "binary",
-                       num_perm: int = 128) -> DedupConfig:
+                       num_perm: int = 128) -> EvaluationConfig:
+    """The shared fields and the min-hash and simhash configs of one fingerprint seed; a
+    scorer reads them through ``config_for(name)``."""
     shingles = ShingleConfig(width=width, seed=seed)
-    return DedupConfig(verify_shingles=ShingleConfig(width=width),
-                       minhash=MinHashConfig(num_perm, seed=seed + 1, shingles=shingles),
-                       simhash=SimHashConfig(shingles, weights))  # type: ignore[arg-type]
+    return EvaluationConfig(
+        dedup=DedupConfig(verify_shingles=ShingleConfig(width=width)),
+        params=(MinHashConfig(num_perm, seed=seed + 1, shingles=shingles),
+                SimHashMethod(SimHashConfig(shingles, weights))))  # type: ignore[arg-type]
 
 
-def spread(name: str, documents: PairDocuments, labels: np.ndarray, configs: list[DedupConfig],
+def spread(name: str, documents: PairDocuments, labels: np.ndarray, configs: list[EvaluationConfig],
            fold_seeds: range) -> dict[str, float]:
     """AUC and CV F1 of one method over fingerprint seeds (configs) x fold seeds."""
     aucs, f1s, per_seed = [], [], []
     for config in configs:
-        values = scorer(name).values(documents, config)
+        values = scorer(name).values(documents, config.config_for(name))
         aucs.append(roc_auc(scorer(name).rule.scores(values), labels))
         scores = cv_f1(name, values, labels, fold_seeds)
         f1s += scores
@@ -168,7 +171,8 @@ def hashing_noise(data: LabeledSet,
     labels = data.positive
     rows, found = [], []
     for width, name in itertools.product((1, 5), ("simhash", "minhash")):
-        runs = np.array([scorer(name).values(documents, fingerprint_config(width, seed))
+        runs = np.array([scorer(name).values(documents,
+                                             fingerprint_config(width, seed).config_for(name))
                          for seed in fingerprint_seeds])
         mean, noise = runs.mean(axis=0), float(np.median(runs.std(axis=0)))
         gap = abs(float(np.median(mean[labels]) - np.median(mean[~labels])))
@@ -181,7 +185,7 @@ def hashing_noise(data: LabeledSet,
 def simhash_curve(data: LabeledSet) -> list[dict[str, float]]:
     """Precision and recall of ``distance <= k`` over all pairs (dedup's simhash)."""
     documents = PairDocuments(data.pairs, "whitespace")
-    distances = scorer("simhash").values(documents, DedupConfig())
+    distances = scorer("simhash").values(documents, EvaluationConfig().config_for("simhash"))
     points = []
     for k in range(11):
         decided = distances <= k
@@ -199,7 +203,8 @@ def webis_as_dice(copycat: Path) -> tuple[list[list[str]], list[dict[str, float]
     webis = np.array([p.extra["webis_s3"] for p in every.pairs])
     rows, found = [], []
     for width in range(5, 11):
-        jaccard = scorer("jaccard").values(documents, fingerprint_config(width, 0))
+        shared = fingerprint_config(width, 0).config_for("jaccard")
+        jaccard = scorer("jaccard").values(documents, shared)
         dice = 2 * jaccard / (1 + jaccard)
         gap = float(np.abs(dice - webis).max())
         found.append({"width": width, "max_abs_difference": gap, "pairs": len(every)})

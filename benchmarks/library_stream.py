@@ -5,9 +5,9 @@ rows made on the fly (never a list): texts of 60-140 words over a 20,000-word vo
 in ten a near copy (one word changed) of an earlier row and one in twenty an exact copy. The
 process reports its peak RSS (``ru_maxrss``), its CPU time and wall time, and the duplicates it
 found; the parent writes them to ``results/library_stream.json``.
-Target (issue "One batch path"): peak RSS at 1M within 1.3x of 100k. The engine's stages fill
-their memory budget (``memory_limit``) before they spill to disk, so the figure depends on it:
-``--memory-limit-mb`` sets it (runs of other limits stay in the results file).
+Target (issue "One batch path"): peak RSS at 1M within 1.3x of 100k. The engine's stages work
+on buckets of at most the budget's share of ``memory_limit`` and at most 32 MiB:
+``--memory-limit-mb`` sets the limit (runs of other limits stay in the results file).
 
     python benchmarks/library_stream.py [--sizes 100000 1000000] [--memory-limit-mb 2048]
 """

@@ -1,13 +1,20 @@
-"""``neardup serve`` under load, then killed under load.
+"""``neardup serve`` under load (issue 29's target), then killed under load.
 
 1. Build (or reuse, ``--store``) a store of N documents with ``neardup index`` (100-word texts).
-2. Start ``neardup serve`` on a loopback port; C concurrent clients (asyncio, keep-alive HTTP/1.1
-   connections) send 90% queries (the text of a stored document) and 10% adds (new documents),
-   bounded by ``--duration`` seconds and ``--max-requests``: errors, p50/p99 latency, req/s.
-3. Load again, SIGKILL the server after ``--kill-after`` seconds, restart it, and check that every
-   add that got a 2xx is stored (GET /v1/documents/{id}).
+2. Start ``neardup serve --readers R`` on a loopback port, let it warm up, then measure
+   ``--runs`` times: C concurrent clients (asyncio, keep-alive HTTP/1.1 connections), spread
+   over ``--client-processes`` processes of their own (their CPU is reported beside the
+   server's), send 90% queries (the text of stored document dN: an answer without dN at
+   distance 0 counts as wrong) and 10% adds (new documents), for ``--duration`` seconds:
+   errors, wrong answers, p50/p99 latency, queries/s and requests/s. The machine's load
+   average is read before and after each run. The result quotes the median of the runs.
+3. Load again, SIGKILL the server after ``--kill-after`` seconds (0: skipped), restart it, and
+   check that every add that got a 2xx is stored (GET /v1/documents/{id}).
 
-    python benchmarks/service_load.py [--documents 1000000] [--clients 200] [--duration 30]
+The clients run on the same machine as the server: on 2 cores they take CPU from it.
+
+    python benchmarks/service_load.py --store DIR [--documents 1000000] [--clients 100]
+        [--readers 2] [--runs 3] [--duration 20]
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -26,13 +35,23 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import REPO_DIR, RESULTS_DIR, environment, markdown_table, write_results
+from common import (
+    REPO_DIR,
+    RESULTS_DIR,
+    TreeSampler,
+    environment,
+    load_average,
+    markdown_table,
+    write_results,
+)
 
 TOKEN = "load-benchmark-token-0123456789"
+ADD_SHARE = [0.1]
+"""The share of adds among the requests (``--add-share``; issue 29's mix is 10%)."""
 WORDS = [f"w{i}" for i in range(20_000)]
 
 
@@ -64,7 +83,8 @@ def start_server(store: Path, token_file: Path,
     server = subprocess.Popen(
         [sys.executable, "-c", "from neardup.cli.main import cli; cli()", "serve", "--store",
          str(store), "--port", str(port), "--token-file", str(token_file), *extra],
-        env={**os.environ, "PYTHONPATH": str(REPO_DIR / "src")})
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(REPO_DIR / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])})
     while True:
         if server.poll() is not None:
             raise SystemExit("the server died while starting")
@@ -83,9 +103,23 @@ class Tally:
     sent: int = 0
     wrong: int = 0
     """Queries (the text of stored document dN) whose answer lacks dN at distance 0."""
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    """User + system CPU of the client process(es) while they sent."""
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def merge(self, other: Tally) -> None:
+        for kind, values in other.latencies.items():
+            self.latencies[kind] += values
+        for kind, count in other.errors.items():
+            self.errors[kind] = self.errors.get(kind, 0) + count
+        self.acknowledged += other.acknowledged
+        self.sent += other.sent
+        self.wrong += other.wrong
+        self.seconds = max(self.seconds, other.seconds)
+        self.cpu_seconds += other.cpu_seconds
 
 
 async def _request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str,
@@ -112,7 +146,7 @@ async def _client(port: int, number: int, stored: int, deadline: float, budget: 
     try:
         while time.monotonic() < deadline and budget[0] > 0:
             budget[0] -= 1
-            if rng.random() < 0.1:
+            if rng.random() < ADD_SHARE[0]:
                 kind, doc_id = "add", f"load-{number}-{added}-{rng.getrandbits(32)}"
                 added += 1
                 new = {"id": doc_id, "url": f"http://l/{doc_id}",
@@ -141,15 +175,53 @@ async def _client(port: int, number: int, stored: int, deadline: float, budget: 
         writer.close()
 
 
-async def load(port: int, clients: int, stored: int, seconds: float, budget: int) -> Tally:
+async def load(port: int, clients: range, stored: int, seconds: float, budget: int,
+               seed: int = 0) -> Tally:
+    """``clients`` (their numbers) on one event loop, for ``seconds`` or ``budget`` requests.
+    ``seed`` varies the clients' choices from run to run."""
     tally, left = Tally(), [budget]
-    deadline = time.monotonic() + seconds
-    await asyncio.gather(*(_client(port, n, stored, deadline, left, tally)
-                           for n in range(clients)))
+    started, cpu = time.monotonic(), _cpu()
+    deadline = started + seconds
+    await asyncio.gather(*(_client(port, n + seed * 100_003, stored, deadline, left, tally)
+                           for n in clients))
+    tally.seconds, tally.cpu_seconds = time.monotonic() - started, _cpu() - cpu
     return tally
 
 
-def summary(tally: Tally, seconds: float) -> dict[str, Any]:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _client_process(port: int, clients: range, stored: int, seconds: float, budget: int,
+                    seed: int, answer: Any) -> None:
+    tally = asyncio.run(load(port, clients, stored, seconds, budget, seed))
+    answer.send(asdict(tally))
+    answer.close()
+
+
+def load_in_processes(port: int, clients: int, processes: int, stored: int, seconds: float,
+                      budget: int, seed: int = 0) -> Tally:
+    """The load of :func:`load`, its clients dealt over ``processes`` processes (forked)."""
+    context = multiprocessing.get_context("fork")
+    pipes, children = [], []
+    for part in range(processes):
+        mine = range(part, clients, processes)
+        receiving, sending = context.Pipe(duplex=False)
+        child = context.Process(target=_client_process, args=(
+            port, mine, stored, seconds, budget // processes, seed, sending))
+        child.start()
+        sending.close()
+        pipes.append(receiving)
+        children.append(child)
+    tally = Tally()
+    for receiving, child in zip(pipes, children, strict=True):
+        tally.merge(Tally(**receiving.recv()))
+        child.join()
+    return tally
+
+
+def summary(tally: Tally) -> dict[str, Any]:
     def cut(values: list[float]) -> dict[str, float]:
         if not values:
             return {}
@@ -157,10 +229,35 @@ def summary(tally: Tally, seconds: float) -> dict[str, Any]:
         return {"count": len(ordered), "p50_ms": round(statistics.median(ordered) * 1e3, 2),
                 "p99_ms": round(ordered[int(0.99 * (len(ordered) - 1))] * 1e3, 2)}
     every = tally.latencies["query"] + tally.latencies["add"]
+    seconds = tally.seconds
     return {"requests": len(every), "errors": tally.errors, "wrong_answers": tally.wrong,
             "seconds": round(seconds, 2),
-            "requests_per_second": round(len(every) / seconds, 1), "all": cut(every),
-            "query": cut(tally.latencies["query"]), "add": cut(tally.latencies["add"])}
+            "requests_per_second": round(len(every) / seconds, 1),
+            "queries_per_second": round(len(tally.latencies["query"]) / seconds, 1),
+            "client_cpu_seconds": round(tally.cpu_seconds, 2),
+            "all": cut(every), "query": cut(tally.latencies["query"]),
+            "add": cut(tally.latencies["add"])}
+
+
+def server_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds used so far by the server (``pid``) and by each of its reader processes."""
+    sampler = TreeSampler()
+    sampler.poll(pid)
+    return sampler.cpu
+
+
+def measure(port: int, server: int, args: argparse.Namespace, stored: int,
+            seed: int) -> dict[str, Any]:
+    """One measured run: the load, the server's CPU over it (the serving process, which
+    writes, and its readers), the load average around it."""
+    before, cpu = load_average(), server_cpu(server)
+    tally = load_in_processes(port, args.clients, args.client_processes, stored,
+                              args.duration, args.max_requests, seed)
+    used = {pid: seconds - cpu.get(pid, 0.0) for pid, seconds in server_cpu(server).items()}
+    return {**summary(tally), "server_cpu_seconds": round(sum(used.values()), 2),
+            "writer_cpu_seconds": round(used.get(server, 0.0), 2),
+            "reader_cpu_seconds": sorted(round(v, 2) for k, v in used.items() if k != server),
+            "load_average_before": before, "load_average_after": load_average()}
 
 
 def check_adds(port: int, ids: list[str]) -> int:
@@ -176,38 +273,76 @@ def check_adds(port: int, ids: list[str]) -> int:
     return missing
 
 
+MEDIAN_OF = ("queries_per_second", "requests_per_second", "wrong_answers",
+             "client_cpu_seconds", "server_cpu_seconds")
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of each measure over the runs (errors summed)."""
+    middle: dict[str, Any] = {name: statistics.median(run[name] for run in runs)
+                              for name in MEDIAN_OF}
+    for kind in ("query", "add", "all"):
+        for cut in ("p50_ms", "p99_ms"):
+            middle[f"{kind}_{cut}"] = statistics.median(run[kind].get(cut, 0.0) for run in runs)
+    middle["errors"] = sum(sum(run["errors"].values()) for run in runs)
+    middle["wrong_answers_total"] = sum(run["wrong_answers"] for run in runs)
+    return middle
+
+
+def verdict(middle: dict[str, Any]) -> dict[str, Any]:
+    """Issue 29's target against the medians."""
+    checks = {"queries_per_second >= 2000": middle["queries_per_second"] >= 2000,
+              "query p99 < 50 ms": middle["query_p99_ms"] < 50,
+              "0 errors": middle["errors"] == 0,
+              "0 wrong answers": middle["wrong_answers_total"] == 0}
+    return {"checks": checks, "met": all(checks.values())}
+
+
 def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    results: dict[str, Any] = {"environment": environment(["fastapi", "uvicorn"]),
-                               "command": " ".join(sys.argv), "clients": args.clients}
+    results: dict[str, Any] = {
+        "environment": environment(["fastapi", "uvicorn", "httptools", "uvloop"]),
+        "command": " ".join(sys.argv), "clients": args.clients,
+        "client_processes": args.client_processes, "readers": args.readers,
+        "add_share": ADD_SHARE[0],
+        "note": "clients and server share this machine's cores: the clients' CPU is "
+                "taken from the server's"}
     store = args.store or work / "store"
     if not (store / "manifest.json").exists():
         results["build"] = build_store(store, args.documents)
     token_file = work / "token"
     token_file.write_text(TOKEN)
-    server, port, startup = start_server(store, token_file)
+    server, port, startup = start_server(store, token_file, "--readers", str(args.readers))
     results["server_start_seconds"] = round(startup, 2)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz") as answer:
         results["stored"] = stored = json.loads(answer.read())["documents"]
-    started = time.perf_counter()
-    tally = asyncio.run(load(port, args.clients, min(stored, args.documents), args.duration,
-                             args.max_requests))
-    results["load"] = summary(tally, time.perf_counter() - started)
-    results["kill"] = kill_under_load(args, store, token_file, server, port,
-                                      min(stored, args.documents))
+    stored = min(stored, args.documents)
+    if args.warmup:
+        load_in_processes(port, args.clients, args.client_processes, stored, args.warmup,
+                          args.max_requests, seed=999)
+    results["runs"] = [measure(port, server.pid, args, stored, seed)
+                       for seed in range(args.runs)]
+    results["median"] = medians(results["runs"])
+    results["target"] = verdict(results["median"])
+    if args.kill_after:
+        results["kill"] = kill_under_load(args, store, token_file, server, port, stored)
+    else:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
     return results
 
 
 def kill_under_load(args: argparse.Namespace, store: Path, token_file: Path,
                     server: subprocess.Popen[bytes], port: int, stored: int) -> dict[str, Any]:
     async def loaded() -> Tally:
-        task = asyncio.create_task(load(port, args.clients, stored, args.kill_after + 30,
-                                        args.max_requests))
+        task = asyncio.create_task(load(port, range(args.clients), stored,
+                                        args.kill_after + 30, args.max_requests))
         await asyncio.sleep(args.kill_after)
         server.send_signal(signal.SIGKILL)
         return await task
 
     tally = asyncio.run(loaded())
     server.wait()
+    time.sleep(1)                                  # the readers die with the server
     restarted, new_port, startup = start_server(store, token_file)
     try:
         missing = check_adds(new_port, tally.acknowledged)
@@ -220,18 +355,30 @@ def kill_under_load(args: argparse.Namespace, store: Path, token_file: Path,
 
 
 def table(results: dict[str, Any]) -> str:
-    load_, kill = results["load"], results["kill"]
+    middle, runs = results["median"], results["runs"]
     rows = [["documents stored", f"{results['stored']:,}"],
-            ["clients", results["clients"]],
-            ["requests (90% query, 10% add)", f"{load_['requests']:,} in {load_['seconds']} s"],
-            ["errors", sum(load_["errors"].values())],
-            ["throughput", f"{load_['requests_per_second']:,} req/s"],
-            ["latency, all", f"p50 {load_['all']['p50_ms']} ms, p99 {load_['all']['p99_ms']} ms"],
-            ["latency, query", f"p50 {load_['query']['p50_ms']} ms, "
-                               f"p99 {load_['query']['p99_ms']} ms"],
-            ["latency, add", f"p50 {load_['add']['p50_ms']} ms, p99 {load_['add']['p99_ms']} ms"],
-            ["SIGKILL under load: 2xx adds / missing after restart",
-             f"{kill['acknowledged_adds']} / {kill['missing_after_restart']}"]]
+            ["clients (processes) / reader processes",
+             f"{results['clients']} ({results['client_processes']}) / {results['readers']}"],
+            ["runs (90% query, 10% add)", ", ".join(
+                f"{r['requests']:,} in {r['seconds']} s" for r in runs)],
+            ["queries/s (median of runs)", f"{middle['queries_per_second']:,}"],
+            ["requests/s (median)", f"{middle['requests_per_second']:,}"],
+            ["query latency p50 / p99 (median)",
+             f"{middle['query_p50_ms']} / {middle['query_p99_ms']} ms"],
+            ["add latency p50 / p99 (median)",
+             f"{middle['add_p50_ms']} / {middle['add_p99_ms']} ms"],
+            ["errors / wrong answers (all runs)",
+             f"{middle['errors']} / {middle['wrong_answers_total']}"],
+            ["CPU s per run: server / clients (median)",
+             f"{middle['server_cpu_seconds']} / {middle['client_cpu_seconds']}"],
+            ["load average before each run", "; ".join(
+                str(r["load_average_before"]) for r in runs)],
+            ["target (2,000 q/s, p99 < 50 ms, 0 errors, 0 wrong)",
+             "met" if results["target"]["met"] else "not met"]]
+    if "kill" in results:
+        kill = results["kill"]
+        rows.append(["SIGKILL under load: 2xx adds / missing after restart",
+                     f"{kill['acknowledged_adds']} / {kill['missing_after_restart']}"])
     return markdown_table(["measure", "result"], rows)
 
 
@@ -240,17 +387,29 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--store", type=Path, default=None,
                         help="Reuse this store (built with --documents if absent).")
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--duration", type=float, default=30.0)
-    parser.add_argument("--max-requests", type=int, default=200_000)
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--client-processes", type=int, default=1)
+    parser.add_argument("--readers", type=int, default=2,
+                        help="neardup serve --readers (reader processes beside the writer).")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=5.0,
+                        help="Seconds of unmeasured load first (caches, connections).")
+    parser.add_argument("--max-requests", type=int, default=1_000_000)
     parser.add_argument("--kill-after", type=float, default=5.0)
+    parser.add_argument("--add-share", type=float, default=0.1,
+                        help="Share of adds among the requests (to study queries or adds "
+                             "alone; the target's mix is 0.1).")
+    parser.add_argument("--results", default="service_load.json",
+                        help="File name of the results under benchmarks/results/.")
     args = parser.parse_args()
+    ADD_SHARE[0] = args.add_share
     work = Path(tempfile.mkdtemp(prefix="neardup-service-load-"))
     try:
         results = run(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    write_results(RESULTS_DIR / "service_load.json", results, table(results))
+    write_results(RESULTS_DIR / args.results, results, table(results))
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@ measured in the same run on the same store.
 
 1. Build (or reuse, ``--store``) a store of N documents with ``neardup index`` (100-word texts).
 2. For each reader count (``--readers 0,1,2``): start ``neardup serve --readers R`` on a
-   loopback port; C concurrent clients (asyncio, keep-alive connections, one process) send 90%
-   queries (the text of stored document dN: the answer must hold dN at distance 0, else it is
-   counted wrong) and 10% adds, bounded by ``--duration`` seconds and ``--max-requests``;
-   then stop the server.
+   loopback port; C concurrent clients (asyncio, keep-alive connections, in processes of their
+   own) send 90% queries (the text of stored document dN: the answer must hold dN at distance
+   0, else it is counted wrong) and 10% adds, bounded by ``--duration`` seconds and
+   ``--max-requests``; then stop the server.
 
     python benchmarks/service_readers.py [--documents 100000] [--clients 100] [--duration 20]
 """
@@ -14,7 +14,6 @@ measured in the same run on the same store.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
 import signal
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS_DIR, environment, markdown_table, write_results
-from service_load import TOKEN, build_store, load, start_server, summary
+from service_load import TOKEN, build_store, load_in_processes, start_server, summary
 
 
 def measure(store: Path, token_file: Path, readers: int, args: argparse.Namespace,
@@ -34,9 +33,9 @@ def measure(store: Path, token_file: Path, readers: int, args: argparse.Namespac
     server, port, startup = start_server(store, token_file, "--readers", str(readers))
     try:
         time.sleep(args.settle)                        # the readers map the store
-        started = time.perf_counter()
-        tally = asyncio.run(load(port, args.clients, stored, args.duration, args.max_requests))
-        result = summary(tally, time.perf_counter() - started)
+        tally = load_in_processes(port, args.clients, args.client_processes, stored,
+                                  args.duration, args.max_requests)
+        result = summary(tally)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
@@ -83,6 +82,9 @@ def main() -> None:
                         help="Reader counts to measure, comma-separated (the first is the "
                              "reference).")
     parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--client-processes", type=int, default=1,
+                        help="Processes the clients are dealt over (their own, not the "
+                             "server's).")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--max-requests", type=int, default=200_000)
     parser.add_argument("--settle", type=float, default=3.0,

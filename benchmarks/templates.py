@@ -62,7 +62,7 @@ def articles(seed: int) -> list[list[str]]:
     return bodies
 
 
-def _container(tree: Any) -> Any:
+def container(tree: Any) -> Any:
     """The element whose direct <p> children hold the most text."""
     best, score = None, 0
     for element in tree.iter():
@@ -85,7 +85,7 @@ def frames(count: int, seed: int) -> list[tuple[str, bytes]]:
             tree = lxml.html.fromstring(gzip.decompress(path.read_bytes()))
         except (ValueError, lxml.etree.ParserError):
             continue
-        box = _container(tree)
+        box = container(tree)
         if box is None:
             continue
         for child in list(box):

@@ -9,6 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Tests check answers, never speed: no per-example deadline (a loaded machine is not a failure).
+settings.register_profile("neardup", deadline=None)
+settings.load_profile("neardup")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

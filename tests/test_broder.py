@@ -24,7 +24,7 @@ from neardup.cluster.broder import (
     expand_sorted,
     extend_clusters,
 )
-from neardup.config import DedupConfig, ShingleConfig, SketchConfig
+from neardup.config import DedupConfig, ShingleConfig, SketchConfig, SketchMethod
 from neardup.document import Document
 from neardup.evaluation.planted import containing_pair, planted_sets, resembling_pair
 from neardup.features.shingles import shingle_set
@@ -198,7 +198,7 @@ def test_each_equivalence_level_on_hand_made_documents() -> None:
                                     SketchConfig(size=1, adaptive=50),
                                     SketchConfig(bits=64, size=10)])
 def test_every_sketch_kind_finds_the_near_copy(sketch: SketchConfig) -> None:
-    result = find_duplicates(hand_made(), DedupConfig(method="sketch", sketch=sketch))
+    result = find_duplicates(hand_made(), DedupConfig(method="sketch", params=SketchMethod(sketch)))
     assert frozenset({"orig", "near"}) in relations(result)
     assert frozenset({"other"}) in partition(result)
 
@@ -208,7 +208,7 @@ def test_drop_common_ignores_boilerplate() -> None:
     docs = [doc(f"page-{i}", f"{boilerplate} {prose(20 + i, 200)}") for i in range(5)]
     together = find_duplicates(docs, DedupConfig(method="sketch"))
     assert len(partition(together)) == 1
-    apart = find_duplicates(docs, DedupConfig(method="sketch", drop_common=3))
+    apart = find_duplicates(docs, DedupConfig(method="sketch", params=SketchMethod(drop_common=3)))
     assert len(partition(apart)) == 5
     near = apart.stats["near"]
     assert isinstance(near, dict) and near["dropped_shingles"] > 0

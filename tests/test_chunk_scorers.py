@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from neardup.config import DedupConfig, ParagraphConfig
+from neardup.config import ChunkMethod, DedupConfig, ParagraphConfig
 from neardup.evaluation.documents import PairDocuments
 from neardup.evaluation.labeled import LabeledPair
+from neardup.evaluation.run import EvaluationConfig
 from neardup.evaluation.scorers import scorer
 from neardup.fingerprints.chunkprint import chunk_fingerprints
 
 
 def values(name: str, pairs: list[LabeledPair], config: DedupConfig | None = None) -> list[float]:
-    found = scorer(name).values(PairDocuments(pairs), config or DedupConfig())
+    given = config or DedupConfig()
+    params = () if given.params is None else (given.params,)
+    method_config = EvaluationConfig(dedup=given, params=params).config_for(name)
+    found = scorer(name).values(PairDocuments(pairs), method_config)
     return [float(v) for v in found.tolist()]
 
 
@@ -27,7 +31,7 @@ def test_shared_chunks_count_the_common_fingerprints() -> None:
     pairs = [text_pair(base, base), text_pair(base, lines(0, 64) + "\n" + lines(500, 16)),
              text_pair(base, lines(1000, 80))]
     assert values("chunks", pairs) == [20.0, 16.0, 0.0]
-    assert chunk_fingerprints(base, DedupConfig().chunks).size == 20
+    assert chunk_fingerprints(base, ChunkMethod().chunks).size == 20
     assert scorer("chunks").rule.default == 15.0
 
 
@@ -46,5 +50,5 @@ def test_shingle_paragraph_percentage_relative_to_both() -> None:
     base = " ".join(sentences)
     pairs = [text_pair(base, base), text_pair(base, " ".join(sentences[:24])),
              text_pair(base, "short")]
-    config = DedupConfig(paragraphs=ParagraphConfig(min_chars=100))
+    config = DedupConfig(method="shingle-paragraphs", params=ParagraphConfig(min_chars=100))
     assert values("shingle-paragraphs", pairs, config) == [100.0, 80.0, 0.0]

@@ -114,3 +114,28 @@ def test_iana_repeated_captures_come_out_as_exact_duplicates(shared_data: Path,
     assert len(revisits) == 123
     assert {p["relation"] for p in revisits} == {"identical"}
     assert report["duplicates"] >= 123
+
+
+@pytest.mark.parametrize(("method", "option", "value"), [
+    ("minhash", "--min-shared", "3"), ("chunks", "--k", "2"), ("simhash", "--drop-common", "5"),
+    ("oph", "--supershingle-size", "4"), ("sketch", "--segments", "2"),
+])
+def test_an_option_of_another_method_is_refused_by_name(tmp_path: Path, method: str, option: str,
+                                                        value: str) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "one two three four five six"}\n')
+    refused = CliRunner().invoke(cli, ["dedup", str(corpus), "--out", str(tmp_path / "out"),
+                                       "--method", method, option, value])
+    assert refused.exit_code == 2
+    assert f"{option} has no effect with --method {method}" in refused.output
+
+
+def test_an_option_the_method_reads_is_taken(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"text": f"w{i} " * 30}) + "\n" for i in range(4)))
+    out = tmp_path / "out"
+    taken = CliRunner().invoke(cli, ["dedup", str(corpus), "--out", str(out), "--quiet",
+                                     "--workers", "1", "--method", "chunks", "--drop-common",
+                                     "5", "--chunk", "words:4", "--min-shared", "2"])
+    assert taken.exit_code == 0, taken.output
+    assert summary(out)["config"]["chunks"] == "overlap:T2:drop5:chunk:words:4:s0"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from neardup.cli.main import cli
 from neardup.cluster.relations import RELATIONS
-from neardup.config import DedupConfig, ShingleConfig, SketchConfig
+from neardup.config import DedupConfig, ShingleConfig, SketchConfig, SketchMethod
 from neardup.document import Document
 from neardup.errors import ConfigError
 from neardup.evaluation.graded import (
@@ -63,8 +63,8 @@ def links(result: DedupResult) -> dict[tuple[str, str], float]:
 
 
 def test_contained_documents_link_to_one_best_container() -> None:
-    result = find_duplicates(corpus(), DedupConfig(method="sketch", relation="contained",
-                                                   threshold=0.8))
+    result = find_duplicates(corpus(), DedupConfig(method="sketch", threshold=0.8,
+                                                   params=SketchMethod(relation="contained")))
     found = links(result)
     assert set(found) == {("part", "long"), ("paragraph", "page-1")}
     assert all(value > 0.95 for value in found.values())
@@ -79,8 +79,9 @@ def test_contained_documents_link_to_one_best_container() -> None:
 
 
 def test_lower_threshold_finds_partial_containment() -> None:
-    result = find_duplicates(corpus(), DedupConfig(method="sketch", relation="contained",
-                                                   threshold=0.1, sketch=SketchConfig(size=5)))
+    config = DedupConfig(method="sketch", threshold=0.1,
+                         params=SketchMethod(SketchConfig(size=5), relation="contained"))
+    result = find_duplicates(corpus(), config)
     assert ("mixed", "long") in links(result)
 
 
@@ -95,13 +96,16 @@ def test_relation_codes_keep_their_meaning() -> None:
 
 
 @pytest.mark.parametrize("config", [
-    dict(method="minhash", relation="contained"),
-    dict(method="sketch", relation="contained", sketch=SketchConfig(kind="min", size=50)),
-    dict(method="sketch", relation="inside"),
+    dict(method="minhash", params=SketchMethod(relation="contained")),
+    dict(method="supershingle", params=SketchMethod(relation="contained")),
+    dict(method="sketch", params=SketchMethod(SketchConfig(kind="min", size=50),
+                                              relation="contained")),
 ])
 def test_containment_needs_mod_sketches(config: dict[str, object]) -> None:
-    with pytest.raises(ConfigError, match="relation"):
+    with pytest.raises(ConfigError, match=r"relation|params"):
         DedupConfig(**config)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="relation"):
+        SketchMethod(relation="inside")  # type: ignore[arg-type]
 
 
 def test_cli_relation_contained(tmp_path: Path) -> None:
@@ -120,7 +124,7 @@ def test_cli_relation_contained(tmp_path: Path) -> None:
     assert json.loads((out / "summary.json").read_text())["near"]["relation"] == "contained"
     bad = CliRunner().invoke(cli, ["dedup", str(source), "--out", str(tmp_path / "x"),
                                    "--method", "minhash", "--relation", "contained"])
-    assert bad.exit_code == 1 and "relation='contained'" in bad.output
+    assert bad.exit_code == 2 and "--relation has no effect with --method minhash" in bad.output
 
 
 def test_explain_match_names_the_shared_shingles() -> None:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpora import planted_texts, prose, vocabulary, write_corpus, write_jsonl
-from neardup.config import DedupConfig, TemplateConfig
+from neardup.config import DedupConfig, SimHashMethod, TemplateConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.candidates import BAND_ROW, CANDIDATE, SIMHASH_ROW
 from neardup.engine.keystore import (
@@ -111,7 +111,7 @@ def test_kept_buckets_are_sorted(tmp_path: Path, method: str) -> None:
             rows = np.fromfile(path, dtype=BAND_ROW)
             assert np.array_equal(rows, sort_by_band(rows))
         return
-    plans = design_for(config.max_hamming, 120).plans()
+    plans = design_for(config.of(SimHashMethod).max_hamming, 120).plans()
     for table, plan in enumerate(plans):
         for path in sorted(folder.glob(f"table{table}/*.bin")):
             rows = np.fromfile(path, dtype=SIMHASH_ROW)

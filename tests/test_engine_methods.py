@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from corpora import write_sites
 from neardup.cli.dedup import run_dedup
-from neardup.config import ChunkConfig, DedupConfig, OverlapConfig, SketchConfig, TemplateConfig
+from neardup.config import (
+    ChunkConfig,
+    ChunkMethod,
+    DedupConfig,
+    OverlapConfig,
+    SketchConfig,
+    SketchMethod,
+    TemplateConfig,
+)
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.buckets import BucketWriter, spread
 from neardup.engine.counting import count_shared, run_pairs, shared_counts, sorted_keys
@@ -46,16 +54,17 @@ def assert_same(inputs: list[str], config: DedupConfig, tmp: Path,
 
 CONFIGS = {
     "sketch": DedupConfig(method="sketch"),
-    "sketch-min": DedupConfig(method="sketch", sketch=SketchConfig(kind="min", size=50)),
-    "sketch-adaptive": DedupConfig(method="sketch", sketch=SketchConfig(size=4, adaptive=20),
-                                   drop_common=6),
-    "sketch-contained": DedupConfig(method="sketch", relation="contained", threshold=0.7,
-                                    sketch=SketchConfig(size=4)),
-    "supershingle": DedupConfig(method="supershingle", sketch=SketchConfig(size=4),
-                                supershingle_size=2, drop_common=5),
-    "chunks": DedupConfig(method="chunks", chunks=ChunkConfig(kind="words", size=8)),
-    "chunks-drop": DedupConfig(method="chunks", chunks=ChunkConfig(kind="words", size=20),
-                               overlap=OverlapConfig(min_shared=2, drop_common=4)),
+    "sketch-min": DedupConfig(method="sketch",
+                              params=SketchMethod(SketchConfig(kind="min", size=50))),
+    "sketch-adaptive": DedupConfig(method="sketch", params=SketchMethod(
+        SketchConfig(size=4, adaptive=20), drop_common=6)),
+    "sketch-contained": DedupConfig(method="sketch", threshold=0.7, params=SketchMethod(
+        SketchConfig(size=4), relation="contained")),
+    "supershingle": DedupConfig(method="supershingle", params=SketchMethod(
+        SketchConfig(size=4), supershingle_size=2, drop_common=5)),
+    "chunks": DedupConfig(method="chunks", params=ChunkMethod(ChunkConfig(kind="words", size=8))),
+    "chunks-drop": DedupConfig(method="chunks", params=ChunkMethod(
+        ChunkConfig(kind="words", size=20), OverlapConfig(min_shared=2, drop_common=4))),
     "smfa": DedupConfig(method="smfa"),
 }
 
@@ -198,10 +207,9 @@ def test_coarse_counting_runs_in_the_engine_and_equals_the_sort_join(
     buckets: many pieces per scan) and finds the sort-based join's pairs, counts and clusters."""
     inputs = write_sites(tmp_path / "corpus", 160, seed=8)
     chunks = ChunkConfig(kind="words", size=8)
-    sort = DedupConfig(method="chunks", chunks=chunks,
-                       overlap=OverlapConfig(min_shared=overlap.min_shared,
-                                             drop_common=overlap.drop_common))
-    coarse = DedupConfig(method="chunks", chunks=chunks, overlap=overlap)
+    sort = DedupConfig(method="chunks", params=ChunkMethod(
+        chunks, OverlapConfig(min_shared=overlap.min_shared, drop_common=overlap.drop_common)))
+    coarse = DedupConfig(method="chunks", params=ChunkMethod(chunks, overlap))
     ran = {}
     for name, config in (("sort", sort), ("coarse", coarse)):
         options = EngineOptions(work=tmp_path / f"work-{name}", chunk_docs=23, bucket_bytes=512)

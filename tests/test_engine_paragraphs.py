@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from corpora import write_articles
 from neardup.cli.dedup import run_dedup
-from neardup.config import ChunkConfig, DedupConfig, OverlapConfig
+from neardup.config import ChunkConfig, ChunkMethod, DedupConfig, OverlapConfig
 from neardup.config.overlap import ParagraphConfig
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.near import near_tables, write_near_tables
@@ -50,7 +50,7 @@ def assert_same(inputs: list[str], config: DedupConfig, tmp: Path,
     if config.method == "shingle-paragraphs":
         assert _unmeasured(output_rows(tmp / "engine", "growth")) == _unmeasured(
             output_rows(tmp / "memory", "growth"))
-    if config.write_relations:
+    if isinstance(config.params, ChunkMethod) and config.params.write_relations:
         for name in RELATIONS:  # the engine streams row groups: same schema and rows
             engine_table = pq.read_table(tmp / "engine" / f"{name}.parquet")
             memory_table = pq.read_table(tmp / "memory" / f"{name}.parquet")
@@ -62,8 +62,8 @@ def assert_same(inputs: list[str], config: DedupConfig, tmp: Path,
 PARAGRAPHS = {
     "clusters": DedupConfig(method="shingle-paragraphs"),
     "level-50": DedupConfig(method="shingle-paragraphs",
-                            paragraphs=ParagraphConfig(level=50, iterations=4, seed=7)),
-    "level-70-one-sentence": DedupConfig(method="shingle-paragraphs", paragraphs=ParagraphConfig(
+                            params=ParagraphConfig(level=50, iterations=4, seed=7)),
+    "level-70-one-sentence": DedupConfig(method="shingle-paragraphs", params=ParagraphConfig(
         sentences=1, level=70, iterations=6, min_chars=200)),
 }
 
@@ -94,18 +94,18 @@ def test_paragraphs_equal_memory_on_generated_corpora(
         iterations: int, seed: int, corpus: int) -> None:
     tmp = tmp_path_factory.mktemp("articles")
     inputs = write_articles(tmp / "corpus", 80, corpus)
-    config = DedupConfig(method="shingle-paragraphs", paragraphs=ParagraphConfig(
+    config = DedupConfig(method="shingle-paragraphs", params=ParagraphConfig(
         level=level, iterations=iterations, seed=seed))
     options = EngineOptions(work=tmp / "work", chunk_docs=chunk_docs, bucket_bytes=bucket_bytes)
     assert_same(inputs, config, tmp, options)
 
 
 RELATION_CONFIGS = {
-    "words": DedupConfig(method="chunks", chunks=ChunkConfig(kind="words", size=8),
-                         write_relations=True),
-    "drop-common": DedupConfig(method="chunks", chunks=ChunkConfig(kind="words", size=5),
-                               overlap=OverlapConfig(min_shared=2, drop_common=3),
-                               write_relations=True),
+    "words": DedupConfig(method="chunks", params=ChunkMethod(ChunkConfig(kind="words", size=8),
+                                                             write_relations=True)),
+    "drop-common": DedupConfig(method="chunks", params=ChunkMethod(
+        ChunkConfig(kind="words", size=5), OverlapConfig(min_shared=2, drop_common=3),
+        write_relations=True)),
 }
 
 

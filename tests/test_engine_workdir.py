@@ -59,7 +59,7 @@ def _written(tmp: Path, config: DedupConfig, prints: list[DocumentPrints]) -> Pa
 
 @pytest.mark.parametrize("config", [
     DedupConfig(method="minhash"),
-    DedupConfig(method="minhash", minhash=MinHashConfig(num_perm=64,
+    DedupConfig(method="minhash", params=MinHashConfig(num_perm=64,
                                                         shingles=ShingleConfig(width=3))),
     DedupConfig(method="simhash"),
 ])
@@ -68,7 +68,8 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
     prints = _prints(config, _texts(80, seed=5))
     folder = _written(tmp_path, config, prints)
     layout = read_layout(folder)
-    derived = config.method == "minhash" and config.minhash.shingles == config.verify_shingles
+    derived = config.method == "minhash" and \
+        config.of(MinHashConfig).shingles == config.verify_shingles
     assert layout.derived == derived
     assert (folder / "signatures.npy").exists() == (config.method == "minhash" and not derived)
     back = read_prints(folder, features=False)

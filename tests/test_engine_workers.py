@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import zlib
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from corpora import write_corpus, write_sites
 from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.engine import EngineOptions, run_engine
+from neardup.engine.against import near_pair_files
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.pairfiles import PAIR
 from neardup.features import shingles
@@ -186,5 +186,5 @@ def test_against_reuses_the_old_near_pairs_along_a_chain(tmp_path: Path, method:
         old = summaries[index]["against"]["old_documents"]
         verified = _near_pairs(works[index])
         assert verified.size and (verified["b"] >= old).all()  # no old pair verified again
-        listed = json.loads((works[index] / "near-pairs.json").read_text())
-        assert listed[:-1] == json.loads((works[index - 1] / "near-pairs.json").read_text())
+        listed = near_pair_files(works[index])
+        assert listed[:-1] == near_pair_files(works[index - 1])

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from neardup.cli.main import cli
-from neardup.config import DedupConfig, ShingleConfig
+from neardup.config import DedupConfig, ShingleConfig, SketchMethod
 from neardup.errors import ConfigError, SourceError
 from neardup.evaluation import (
     EvaluationConfig,
@@ -112,8 +112,10 @@ def test_clough_stevenson_pairs_and_containment_ranking(shared_data: Path) -> No
 # -- scorers --------------------------------------------------------------------------------------
 
 
-def values(name: str, pairs: list[LabeledPair], config: DedupConfig = DedupConfig()) -> list[float]:
-    return scorer(name).values(PairDocuments(pairs), config).tolist()  # type: ignore[no-any-return]
+def values(name: str, pairs: list[LabeledPair], config: DedupConfig | None = None) -> list[float]:
+    """The scorer's values with ``config``'s shared fields, as evaluate gives them."""
+    method_config = EvaluationConfig(dedup=config or DedupConfig()).config_for(name)
+    return scorer(name).values(PairDocuments(pairs), method_config).tolist()  # type: ignore[no-any-return]
 
 
 def test_exact_levels_by_hand() -> None:
@@ -152,7 +154,7 @@ def test_broder_scorers_use_the_library_sketches() -> None:
     words = [f"w{i}" for i in range(400)]
     texts = [" ".join(words), " ".join(words[:380] + ["x"] * 20), " ".join(reversed(words))]
     pairs = [pair(texts[0], texts[0]), pair(texts[0], texts[1]), pair(texts[0], texts[2])]
-    config = DedupConfig()
+    config = SketchMethod()
     sketcher = Sketcher(config.sketch)
     sketches = [sketcher.of_canonical(canonical_bytes(t)) for t in texts]
     expected = [estimate_resemblance(sketches[0], s, config.sketch) for s in sketches]

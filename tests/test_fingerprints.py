@@ -174,3 +174,30 @@ def test_configs_validate_and_tag() -> None:
 def test_distinct_equals_numpy_unique(values: list[int]) -> None:
     array = np.array(values, dtype=np.uint64)
     assert np.array_equal(distinct(array), np.unique(array))
+
+
+def _reference_signature(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
+    """The definition, in numpy: per permutation, the smallest a * x + b mod 2**64."""
+    a, b = permutation_parameters(num_perm, seed)
+    if shingles.size == 0:
+        return np.full(num_perm, 2**64 - 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        images = a[:, None] * shingles[None, :] + b[:, None]
+    result: np.ndarray = images.min(axis=1)
+    return result
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=9), st.integers(1, 9))
+def test_minhash_signature_equals_its_definition(values: list[int], num_perm: int) -> None:
+    shingles = np.array(values, dtype=np.uint64)
+    found = MinHash(MinHashConfig(num_perm=num_perm, seed=7)).of_shingles(shingles)
+    assert found.tolist() == _reference_signature(shingles, num_perm, 7).tolist()
+
+
+def test_minhash_signature_equals_its_definition_on_long_inputs() -> None:
+    rng = np.random.default_rng(5)
+    for size, num_perm in [(1, 128), (1001, 128), (1000, 130), (257, 3)]:
+        shingles = rng.integers(0, 2**64 - 1, size, dtype=np.uint64)
+        found = MinHash(MinHashConfig(num_perm=num_perm)).of_shingles(shingles)
+        assert found.tolist() == _reference_signature(shingles, num_perm, 1).tolist()

@@ -119,7 +119,7 @@ def test_registry_and_config_layer_list_the_same_methods() -> None:
 @pytest.mark.parametrize("name", registry.method_names())
 def test_every_registered_method_runs_through_dedup_evaluate_and_tags(name: str) -> None:
     # Pereira's default level (100%) pairs only equal shingle paragraphs: one edit breaks it
-    config = (DedupConfig(method=name, paragraphs=ParagraphConfig(level=90))
+    config = (DedupConfig(method=name, params=ParagraphConfig(level=90))
               if name == "shingle-paragraphs" else DedupConfig(method=name))
     result = find_duplicates(_corpus(), config)
     found = set(result.pairs.method_names())

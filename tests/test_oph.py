@@ -182,7 +182,7 @@ def test_unbiased_on_small_sets_where_most_bins_are_empty(resemblance: float) ->
 # parameters and the band join.
 
 def _planted_rows() -> list[str]:
-    from tests.corpora import planted_texts, vocabulary
+    from corpora import planted_texts, vocabulary
 
     return planted_texts(300, 11, vocabulary=vocabulary(3000), lengths=(150, 300), exact=0.05,
                          near=0.2)
@@ -190,12 +190,11 @@ def _planted_rows() -> list[str]:
 
 def test_the_library_and_the_engine_find_the_planted_copies_as_min_hash_does(
         tmp_path: Path) -> None:
-    from tests.corpora import text_rows, write_jsonl
-    from tests.runs import output_rows
-
     import neardup
+    from corpora import text_rows, write_jsonl
     from neardup.config import DedupConfig
     from neardup.engine.run import EngineOptions, run_engine
+    from runs import output_rows
 
     texts = _planted_rows()
     library = neardup.dedup(texts, method="oph")

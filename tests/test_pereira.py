@@ -152,7 +152,7 @@ def corpus() -> list[Document]:
 
 def test_dedup_clusters_levels_and_counts_like_the_paper() -> None:
     config = DedupConfig(method="shingle-paragraphs",
-                         paragraphs=ParagraphConfig(level=70, iterations=3))
+                         params=ParagraphConfig(level=70, iterations=3))
     result = find_duplicates(corpus(), config)
     assert result.cluster.tolist() == [0, 0, 0, 0, 4, 5]
     near_pairs = [(a, b, s) for a, b, s, m in zip(result.pairs.a.tolist(), result.pairs.b.tolist(),
@@ -167,7 +167,7 @@ def test_dedup_clusters_levels_and_counts_like_the_paper() -> None:
     assert (stats["near_clusters"], stats["near_duplicates"]) == (1, 3)
     assert result.tables["growth"].column("iteration").to_pylist() == [1, 2, 3]
     strict = find_duplicates(corpus(), DedupConfig(method="shingle-paragraphs",
-                                                   paragraphs=ParagraphConfig(level=90)))
+                                                   params=ParagraphConfig(level=90)))
     assert strict.cluster.tolist() == [0, 0, 0, 3, 4, 5]
 
 

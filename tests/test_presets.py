@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from corpora import write_pages
 from neardup.cli.main import cli
-from neardup.config import ShingleConfig, SimHashConfig
+from neardup.config import ChunkMethod, ParagraphConfig, ShingleConfig, SimHashConfig, SimHashMethod
 from neardup.errors import ConfigError
 from neardup.features.chunks import chunk_hashes
 from neardup.features.shingles import shingle_hashes, shingle_set
@@ -77,13 +77,14 @@ def test_manku2007_parameters_0xadcf_and_example_3_1(tmp_path: Path) -> None:
     # Example 3.1: f = 64, k = 3, 2^34 fingerprints; the design per table budget
     example = {20: {31: 4, 32: 12, 33: 4}, 16: {28: 16}, 10: {25: 4, 26: 6}, 4: {16: 4}}
     for tables, prefixes in example.items():
-        design = plan(config.simhash.bits, config.max_hamming, 2**34, tables=tables)
+        method = config.of(SimHashMethod)
+        design = plan(method.simhash.bits, method.max_hamming, 2**34, tables=tables)
         assert len(design.tables) == tables
         assert Counter(design.prefix_bits) == prefixes
 
 
 def test_manku_features_drop_stop_words_and_stem() -> None:
-    manku = SimHash(preset("manku2007").dedup.simhash)
+    manku = SimHash(preset("manku2007").dedup.of(SimHashMethod).simhash)
     plain = SimHash(SimHashConfig(ShingleConfig(width=1), "tf"))
     assert manku.of_canonical(b"the cats were running to the gardens") == \
         manku.of_canonical(b"cat run garden")
@@ -116,7 +117,7 @@ def test_sgm1998_parameters(tmp_path: Path) -> None:
     assert named["chunk fingerprint bits"] == 32
     assert summary["config"]["chunks"] == "overlap:T15:all:chunk:lines:4:s0"
     assert pairs == {PLANTED}
-    chunk = preset("sgm1998").dedup.chunks
+    chunk = preset("sgm1998").dedup.of(ChunkMethod).chunks
     text = "\n".join(f"line {i}" for i in range(12))
     assert chunk_hashes(text, chunk).size == 3  # 12 lines, non-overlapping groups of 4
     assert chunk_fingerprints(text, chunk).dtype == np.uint32
@@ -142,7 +143,7 @@ def test_pereira_parameters_and_the_150_character_cut(tmp_path: Path) -> None:
     assert len(summary["near"]["growth"]) == 15
     # no period within 150 characters: the sentence ends there, the next starts at the 151st
     text = "x" * 200 + ". Short one."
-    sentences = pereira_sentences(text, preset("pereira").dedup.paragraphs.cut)
+    sentences = pereira_sentences(text, preset("pereira").dedup.of(ParagraphConfig).cut)
     assert sentences == ["x" * 150, "x" * 50 + ".", "Short one."]
 
 

@@ -88,3 +88,29 @@ def test_readers_die_when_the_server_is_killed(tmp_path: Path) -> None:
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert alive == {}, f"reader processes alive 5 s after the server was killed: {alive}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_refused_adds_answer_the_same_through_any_process(tmp_path: Path) -> None:
+    """A reader passes an add on as it came: the writer's refusal (no token, an invalid body,
+    too many documents) reaches the client whichever process took the connection."""
+    running = start_server(tmp_path / "store", "--readers", "2",
+                           token_file=_token_file(tmp_path))
+    try:
+        _wait_for_readers(running.process.pid, 2)
+        time.sleep(2)                                      # the readers have started serving
+        for _ in range(12):                                # each call a new connection
+            status, head, answer = call(running, "POST", "/v1/documents",
+                                        {"documents": [_doc("x", 1)]}, token=None)
+            assert status == 401 and answer["error"]["type"] == "unauthorized"
+            assert head.get("www-authenticate") == "Bearer"
+            status, _, answer = call(running, "POST", "/v1/documents",
+                                     {"documents": [{"id": "y", "text": "a", "html": "b"}]})
+            assert status == 422 and answer["error"]["type"] == "invalid", answer
+            status, _, answer = call(running, "POST", "/v1/documents",
+                                     {"documents": [_doc(f"z{n}", n) for n in range(1001)]})
+            assert status == 413 and answer["error"]["type"] == "too_many_documents"
+        assert call(running, "GET", "/v1/documents/x")[0] == 404
+    finally:
+        stop_server(running)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from neardup.cluster.relations import RELATIONS
-from neardup.config import DedupConfig, method_names
+from neardup.config import DedupConfig, SketchMethod, method_names
 from neardup.document import Document
 from neardup.engine.scoring import sketch_rule
 from neardup.methods.pairs import Pairs, method_code
@@ -86,7 +86,7 @@ def test_no_method_reports_a_pair_below_its_rule(method: str) -> None:
 
 
 def test_containment_links_are_checked_on_the_exact_containment() -> None:
-    config = DedupConfig(method="sketch", relation="contained", threshold=0.8)
+    config = DedupConfig(method="sketch", params=SketchMethod(relation="contained"), threshold=0.8)
     result = find_duplicates(tempting_pages(), config)
     assert_verified(result, config)
     ids = {(result.ids[a], result.ids[b])
@@ -95,7 +95,7 @@ def test_containment_links_are_checked_on_the_exact_containment() -> None:
 
 
 def test_the_containment_rule_ignores_the_estimate() -> None:
-    config = DedupConfig(method="sketch", relation="contained", threshold=0.5)
+    config = DedupConfig(method="sketch", params=SketchMethod(relation="contained"), threshold=0.5)
     one = np.ones(2)
     pairs = Pairs(a=np.array([0, 2]), b=np.array([1, 3]),
                   method=np.full(2, method_code("sketch"), dtype=np.int8),

@@ -7,6 +7,8 @@ from typing import Any, TypeVar
 
 import click
 
+from neardup.config import DEFAULT_MEMORY_LIMIT
+from neardup.config.method_configs import ChunkMethod
 from neardup.config.overlap import (
     ChunkConfig,
     OverlapConfig,
@@ -15,7 +17,7 @@ from neardup.config.overlap import (
     parse_bytes,
 )
 
-__all__ = ["chunk_options", "overlap_fields"]
+__all__ = ["CHUNK_OPTIONS", "chunk_options", "pairs_memory"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,24 +60,36 @@ def chunk_options(command: F) -> F:
     return command
 
 
-def _pairs_memory(limit: str | None) -> int | None:
+def pairs_memory(limit: str | None) -> int | None:
     """chunks, sort: the pairs held before spilling sorted runs, a quarter of the run's
     ``--memory-limit`` (``none``: all in memory)."""
-    size = parse_bytes(limit or "2G")
+    size = parse_bytes(limit or DEFAULT_MEMORY_LIMIT)
     return None if size is None else max(2**16, size // 4)
 
 
-def overlap_fields(options: dict[str, Any]) -> dict[str, Any]:
-    """The DedupConfig fields ``chunks``, ``overlap``, ``smfa`` and ``paragraphs``."""
+def _chunk_method(options: dict[str, Any]) -> ChunkMethod:
     drop = options.get("drop_common")
     overlap = OverlapConfig(
         min_shared=options.get("min_shared"), algorithm=options.get("algorithm", "sort"),
-        memory_limit=_pairs_memory(options.get("memory_limit")),
+        memory_limit=pairs_memory(options.get("memory_limit")),
         buckets=options.get("buckets"), hashes=options.get("hashes", 2),
         pilot=options.get("pilot", 0.0), drop_common=drop or None)
-    paragraphs = ParagraphConfig(min_chars=options.get("min_chars", 450),
-                                 level=options.get("level", 100),
-                                 iterations=options.get("iterations", 1))
-    return {"chunks": ChunkConfig.parse(options.get("chunk_spec") or "lines:4"),
-            "overlap": overlap, "smfa": SmfaConfig(segments=options.get("segments", 3)),
-            "paragraphs": paragraphs}
+    return ChunkMethod(ChunkConfig.parse(options.get("chunk_spec") or "lines:4"), overlap,
+                       write_relations=bool(options.get("write_relations", False)))
+
+
+def _paragraph_config(options: dict[str, Any]) -> ParagraphConfig:
+    return ParagraphConfig(min_chars=options.get("min_chars", 450),
+                           level=options.get("level", 100),
+                           iterations=options.get("iterations", 1))
+
+
+CHUNK_OPTIONS: dict[type[Any], tuple[Callable[[dict[str, Any]], object], tuple[str, ...]]] = {
+    ChunkMethod: (_chunk_method, ("chunk_spec", "min_shared", "algorithm", "buckets", "hashes",
+                                  "pilot", "drop_common", "write_relations")),
+    SmfaConfig: (lambda options: SmfaConfig(segments=options.get("segments", 3)),
+                 ("segments",)),
+    ParagraphConfig: (_paragraph_config, ("min_chars", "level", "iterations")),
+}
+"""How the options build the configs of chunks, smfa and shingle-paragraphs, and the options
+each reads."""

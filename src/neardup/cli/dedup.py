@@ -5,12 +5,14 @@ from __future__ import annotations
 import glob
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
-from neardup.cli.chunk_options import chunk_options, overlap_fields
+from neardup.cli.chunk_options import CHUNK_OPTIONS, chunk_options, pairs_memory
 from neardup.cli.field_options import FIELD_OPTIONS, field_options, row_fields
 from neardup.cli.help import GroupedCommand
 from neardup.cli.interrupt import exit_interrupted
@@ -19,13 +21,16 @@ from neardup.cli.preset_option import PRESET_OPTION, preset_dedup_config, record
 from neardup.cli.summary import no_documents_message, render_summary
 from neardup.cli.text_options import extract_options, template_config, template_options, text_config
 from neardup.config import (
+    DEFAULT_MEMORY_LIMIT,
     DedupConfig,
     MinHashConfig,
     ShingleConfig,
     SimHashConfig,
+    SimHashMethod,
     SketchConfig,
+    SketchMethod,
     method_spec,
-    threshold_methods,
+    threshold_refusal,
 )
 from neardup.engine.result import DedupResult
 from neardup.errors import NeardupError, SourceError
@@ -40,6 +45,8 @@ __all__ = ["ESSENTIALS", "SECTIONS", "WORK_DIR", "NoDocumentsError", "dedup_comm
 
 DEFAULTS = DedupConfig()
 """The defaults of every dedup option that sets the config: the library's too."""
+SIMHASH, SKETCH = SimHashMethod(), SketchMethod()
+"""The defaults of the simhash and sketch options (their methods' configs)."""
 
 
 class NoDocumentsError(NeardupError):
@@ -77,7 +84,7 @@ ESSENTIALS = {
     "keep": "Which member of a cluster survives: first, longest, earliest, shortest-url.",
     "preset": "A paper's settings by name (see --help-all).",
     "fmt": "Format of the tables: parquet (default) or jsonl.",
-    "workers": "Worker processes [default: one per core].",
+    "workers": "Worker processes [default: one per core; none for one input file under 4 MiB].",
     "memory_limit": "Memory the run may use, e.g. 2G (default), 512M.",
     "work": "Work directory: the same command resumes a killed run [default: OUT/.neardup-work].",
     "quiet": "No progress display and no report.",
@@ -85,12 +92,9 @@ ESSENTIALS = {
 """The options ``neardup dedup --help`` shows, with a one-line text each."""
 
 def _check_threshold(method: str, threshold: float | None) -> None:
-    """--threshold is read by minhash and sketch only: refuse it elsewhere, never ignore it."""
-    if threshold is not None and method not in threshold_methods():
-        hint = method_spec(method).hint
-        raise click.UsageError(f"--threshold has no effect with --method {method}: it is read "
-                               f"by {', '.join(threshold_methods()[:-1])} and "
-                               f"{threshold_methods()[-1]}" + (f" ({hint})" if hint else ""))
+    """--threshold is read by some methods only: refuse it elsewhere, never ignore it."""
+    if (refusal := threshold_refusal(method, threshold)) is not None:
+        raise click.UsageError(refusal)
 
 
 def _check_inputs(inputs: tuple[str, ...], *, uris: bool = False) -> None:
@@ -141,7 +145,7 @@ def run_dedup(
                    "left alone; the run's tables are replaced).")
 @click.option("--method", type=MethodChoice(), default=DEFAULTS.method,
               show_default=True, help="Near-duplicate method run after the exact levels.")
-@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=DEFAULTS.max_hamming,
+@click.option("--k", "max_hamming", type=click.IntRange(0, 16), default=SIMHASH.max_hamming,
               show_default=True,
               help="simhash: largest Hamming distance of a near-duplicate pair.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
@@ -158,17 +162,17 @@ def run_dedup(
               default=DEFAULTS.verify_shingles.width, show_default=True,
               help="Words per shingle for min-hash and for verifying pairs.")
 @click.option("--simhash-width", type=click.IntRange(1, 64),
-              default=DEFAULTS.simhash.shingles.width, show_default=True,
+              default=SIMHASH.simhash.shingles.width, show_default=True,
               help="Words per simhash feature.")
 @click.option("--simhash-weights", type=click.Choice(["binary", "tf"]),
-              default=DEFAULTS.simhash.weighting,
+              default=SIMHASH.simhash.weighting,
               show_default=True, help="Weight of a simhash feature: once, or per occurrence.")
 @click.option("--sketch", "sketch_spec", default="mod:25", show_default=True,
               callback=lambda _ctx, _param, value: _parse_sketch(value),
               help="sketch, supershingle: min:S keeps the S smallest permuted shingles, mod:M "
                    "those divisible by M (Broder: mod:25).")
 @click.option("--sketch-width", type=click.IntRange(1, 64),
-              default=DEFAULTS.sketch.shingles.width, show_default=True,
+              default=SKETCH.sketch.shingles.width, show_default=True,
               help="sketch, supershingle: words per shingle.")
 @click.option("--sketch-bits", type=click.Choice(["40", "64"]), default="40", show_default=True,
               help="sketch, supershingle: bits of a shingle fingerprint.")
@@ -176,7 +180,7 @@ def run_dedup(
               help="sketch with mod:M: N > 0 gives each document the modulus M * 2**i that "
                    "keeps about N to 2N samples (Broder: mod:1 with 50); 0: one modulus.")
 @click.option("--supershingle-size", type=click.IntRange(1, 64),
-              default=DEFAULTS.supershingle_size,
+              default=SKETCH.supershingle_size,
               show_default=True, help="supershingle: sketch values per super-shingle.")
 @click.option("--drop-common", type=click.IntRange(0, None), default=None,
               help="sketch, supershingle: ignore shingles shared by more documents than this "
@@ -203,11 +207,12 @@ def run_dedup(
 @click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="parquet",
               show_default=True, help="Format of the output tables.")
 @click.option("--workers", type=click.IntRange(0, 256), default=0,
-              help="Worker processes [default: 0 = one per core].")
+              help="Worker processes [default: 0 = one per core, or this process alone for "
+                   "one input file under 4 MiB].")
 @click.option("--work", "work", type=click.Path(path_type=Path), default=None,
               help="Work directory of the run's stages: re-running the same command with it "
                    "resumes where a killed run stopped [default: OUT/.neardup-work].")
-@click.option("--memory-limit", default="2G", show_default=True,
+@click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True,
               help="Memory the run may use (e.g. 2G, 512M; none: no limit): the stages split "
                    "their work into buckets that fit it (chunks, sort: a quarter of it holds "
                    "pairs before spilling sorted runs to disk).")
@@ -251,7 +256,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     Exits with status 1 when the inputs hold no document, saying what they held instead."""
     from neardup.cli.progress import stage_progress
     from neardup.config import parse_bytes
-    from neardup.engine import EngineOptions, run_engine
+    from neardup.engine.run import SMALL_INPUT_BYTES, EngineOptions, run_engine
 
     _check_inputs(inputs, uris=engine == "spark")
     if write and "-" in inputs:
@@ -263,12 +268,13 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     claim_output(out, force=force)
     options["memory_limit"] = memory_limit
     name = options.pop("preset")
-    config = (preset_dedup_config(name, options, overlap_fields(options)["overlap"].memory_limit)
+    config = (preset_dedup_config(name, options, pairs_memory(options.get("memory_limit")))
               if name else config_from_options(options))
     running = EngineOptions(work=work or out / WORK_DIR,
                            memory_limit=parse_bytes(memory_limit) or 1 << 40,
                            workers=workers or default_workers(), chunk_docs=partition_docs,
-                           replace_other=work is None)
+                           replace_other=work is None,
+                           small_input_bytes=0 if workers else SMALL_INPUT_BYTES)
     try:
         with stage_progress(False if quiet else None) as progress:
             if engine == "spark":
@@ -340,24 +346,67 @@ def _write_dataset(out: Path, modes: tuple[str, ...], summary: dict[str, Any]) -
     return summary
 
 
-def config_from_options(options: dict[str, Any]) -> DedupConfig:
-    """The DedupConfig of the method options (every option not about input or output)."""
-    shingles = ShingleConfig(width=options["shingle_width"])
+def _simhash_method(options: dict[str, Any]) -> SimHashMethod:
     simhash = SimHashConfig(ShingleConfig(width=options["simhash_width"]),
                             options["simhash_weights"],
                             stop_words=options.get("simhash_stop_words"),
                             stemming=options.get("simhash_stem"))
+    return SimHashMethod(simhash, options["max_hamming"])
+
+
+def _minhash_config(options: dict[str, Any]) -> MinHashConfig:
+    return MinHashConfig(shingles=ShingleConfig(width=options["shingle_width"]))
+
+
+METHOD_OPTIONS: dict[type[Any], tuple[Callable[[dict[str, Any]], object], tuple[str, ...]]] = {
+    SimHashMethod: (_simhash_method, ("max_hamming", "simhash_width", "simhash_weights",
+                                      "simhash_stop_words", "simhash_stem")),
+    MinHashConfig: (_minhash_config, ()),
+    SketchMethod: (lambda options: _sketch_method(options),
+                   ("sketch_spec", "sketch_width", "sketch_bits", "sketch_adaptive",
+                    "supershingle_size", "drop_common", "relation")),
+    **CHUNK_OPTIONS,
+}
+"""Per type of method config: how the options build it, and the options it reads."""
+
+
+def _refuse_other_methods_options(method: str, kind: type[Any] | None) -> None:
+    """An option of another method's config, given on the command line, is refused: it would
+    have no effect."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    mine = set(METHOD_OPTIONS[kind][1]) if kind in METHOD_OPTIONS else set()
+    flags = {param.name: param.opts[0] for param in ctx.command.params}
+    for other, (_build, names) in METHOD_OPTIONS.items():
+        for name in names:
+            if other is not kind and name not in mine and \
+                    ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+                raise click.UsageError(f"{flags.get(name, name)} has no effect with "
+                                       f"--method {method}")
+
+
+def method_params(method: str, options: dict[str, Any]) -> object | None:
+    """The config of ``method`` from the options (None: it takes none, or none the options
+    set: its defaults)."""
+    kind = method_spec(method).params
+    _refuse_other_methods_options(method, kind)
+    if kind not in METHOD_OPTIONS:
+        return None
+    return METHOD_OPTIONS[kind][0](options)
+
+
+def config_from_options(options: dict[str, Any]) -> DedupConfig:
+    """The DedupConfig of the method options (every option not about input or output)."""
     return DedupConfig(
-        method=options["method"],
+        method=options["method"], params=method_params(options["method"], options),
         text=text_config(options.get("extract"), options.get("main_content"),
                          thai_words=options.get("thai_words", False)),
         templates=template_config(options),
-        verify_shingles=shingles, simhash=simhash, minhash=MinHashConfig(shingles=shingles),
-        max_hamming=options["max_hamming"], threshold=options["threshold"] or 0.0,
+        verify_shingles=ShingleConfig(width=options["shingle_width"]),
+        threshold=options["threshold"] or 0.0,
         min_resemblance=options["min_resemblance"], keep=options["keep"],
-        links=options.get("links", False), write_relations=options.get("write_relations", False),
-        **_broder_options(options),
-        **overlap_fields(options))
+        links=options.get("links", False))
 
 
 def _parse_sketch(value: str) -> tuple[str, int]:
@@ -368,13 +417,13 @@ def _parse_sketch(value: str) -> tuple[str, int]:
     return kind, int(size)
 
 
-def _broder_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The DedupConfig fields of the sketch and supershingle methods."""
+def _sketch_method(options: dict[str, Any]) -> SketchMethod:
+    """The config of the sketch and supershingle methods."""
     kind, size = options.get("sketch_spec") or ("mod", 25)
     sketch = SketchConfig(kind="min" if kind == "min" else "mod", size=size,
                           shingles=ShingleConfig(width=options.get("sketch_width", 10)),
                           bits=int(options.get("sketch_bits", 40)),
                           adaptive=options.get("sketch_adaptive", 0))
-    return {"sketch": sketch, "supershingle_size": options.get("supershingle_size", 6),
-            "drop_common": 1000 if options.get("drop_common") is None else options["drop_common"],
-            "relation": options.get("relation", "resemblance")}
+    drop = options.get("drop_common")
+    return SketchMethod(sketch, options.get("supershingle_size", 6),
+                        1000 if drop is None else drop, options.get("relation", "resemblance"))

@@ -9,7 +9,7 @@ import click
 from neardup.cli.dedup import render_summary, run_dedup
 from neardup.cli.method_option import MethodChoice
 from neardup.cli.summary import count
-from neardup.config import DedupConfig
+from neardup.config import DEFAULT_METHOD, DedupConfig
 from neardup.demo.compare import Scorecard, score_against_truth
 from neardup.demo.synthetic import generate_crawl
 
@@ -32,7 +32,7 @@ def render_scorecard(card: Scorecard) -> str:
 @click.command("demo")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("neardup-demo"),
               show_default=True, help="Directory for the crawl, the truth and the outputs.")
-@click.option("--method", type=MethodChoice(), default="minhash",
+@click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD,
               show_default=True, help="The dedup method run on the crawl.")
 @click.option("--pages", type=click.IntRange(60, 100_000), default=400, show_default=True,
               help="HTML pages in the synthetic crawl.")

@@ -12,7 +12,7 @@ from click.core import ParameterSource
 
 from neardup.cli.preset_option import PRESET_OPTION, refuse_with_preset
 from neardup.cli.text_options import extract_options, text_config
-from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig
+from neardup.config import DedupConfig, MinHashConfig, ShingleConfig, SimHashConfig, SimHashMethod
 from neardup.evaluation.curves import write_curves
 from neardup.evaluation.documents import TOKENIZERS
 from neardup.evaluation.labeled import LabeledSet, LabelMap, labeled_set, read_labeled
@@ -40,11 +40,18 @@ def _labeled(path: str | None, synthetic: int | None, seed: int, labels: LabelMa
 
 def _dedup_config(options: dict[str, Any]) -> DedupConfig:
     shingles = ShingleConfig(width=options["shingle_width"])
-    return DedupConfig(
-        text=text_config(options.get("extract"), options.get("main_content")),
-        verify_shingles=shingles, minhash=MinHashConfig(options["num_perm"], shingles=shingles),
-        simhash=SimHashConfig(ShingleConfig(width=options["simhash_width"]),
-                              options["simhash_weights"]))
+    return DedupConfig(text=text_config(options.get("extract"), options.get("main_content")),
+                       verify_shingles=shingles,
+                       params=MinHashConfig(options["num_perm"], shingles=shingles))
+
+
+def _method_params(options: dict[str, Any]) -> tuple[object, ...]:
+    """The fingerprints' parameters the options set: min-hash's (both min-hash methods) and
+    simhash's."""
+    shingles = ShingleConfig(width=options["shingle_width"])
+    return (MinHashConfig(options["num_perm"], shingles=shingles),
+            SimHashMethod(SimHashConfig(ShingleConfig(width=options["simhash_width"]),
+                                        options["simhash_weights"])))
 
 
 def _fmt(value: object, spec: str = ".3f") -> str:
@@ -141,18 +148,19 @@ def evaluate_command(labeled: str | None, methods: str, dev: str | None, folds: 
     html_a/html_b, label) or a Clough-Stevenson directory, at a rule chosen by F1 on
     --calibrate DEV.jsonl or by --folds cross-validation."""
     labels = LabelMap.parse(positive, negative)
-    dedup, chosen = _dedup_config(options), None
+    dedup, params, chosen = _dedup_config(options), _method_params(options), None
     if preset is not None:
         from neardup.presets import preset as named
 
         refuse_with_preset(preset, options)
         chosen = named(preset)
         dedup = chosen.dedup
+        params = (dedup.params,) if dedup.params is not None else ()
         if click.get_current_context().get_parameter_source("methods") is ParameterSource.DEFAULT:
             methods = ",".join(chosen.evaluate)
     config = EvaluationConfig(methods=_methods(methods), folds=folds, seed=seed,
                               tokenize=tokenize,  # type: ignore[arg-type]
-                              dedup=dedup)
+                              dedup=dedup, params=params)
     data = _labeled(labeled, synthetic, seed, labels, synthetic_out)
     development = None if dev is None else read_labeled(dev, labels)
     result = evaluate(data, config, development)

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from neardup.cli.method_option import MethodChoice
+from neardup.config import DEFAULT_METHOD
 from neardup.index.planner import Plan, TableLayout, plan
 
 __all__ = ["count_option", "parse_count", "plan_command", "render_plan"]
@@ -130,7 +131,7 @@ def render_estimate(estimate: Any) -> str:
               count_option(ctx, param, value),
               help="Size a dedup run of this many documents instead (disk, peak memory, "
                    "time on this machine, from measured costs).")
-@click.option("--method", type=MethodChoice(), default="minhash",
+@click.option("--method", type=MethodChoice(), default=DEFAULT_METHOD,
               show_default=True, help="With --documents: the dedup method.")
 @click.option("--mean-bytes", type=click.IntRange(1, None), default=None,
               help="With --documents: mean document size [default: the measured corpus's].")

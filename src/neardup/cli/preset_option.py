@@ -18,7 +18,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from neardup.config import DedupConfig, StoreConfig
+from neardup.config import ChunkMethod, DedupConfig, StoreConfig
+from neardup.errors import ConfigError
 from neardup.presets import PRESETS, Preset, preset, preset_names
 
 __all__ = ["PRESET_OPTION", "preset_dedup_config", "preset_store_config", "record_preset",
@@ -57,10 +58,16 @@ def preset_dedup_config(name: str, options: dict[str, Any],
     base = preset(name).dedup
     text = dataclasses.replace(base.text, main_content=bool(options.get("main_content")),
                                thai_words=bool(options.get("thai_words")))
-    overlap = dataclasses.replace(base.overlap, memory_limit=pairs_memory)
-    return dataclasses.replace(base, text=text, overlap=overlap, keep=options["keep"],
-                               links=bool(options.get("links")),
-                               write_relations=bool(options.get("write_relations")))
+    params = base.params
+    if options.get("write_relations") and not isinstance(params, ChunkMethod):
+        raise ConfigError(f"--write-relations has no effect with --preset {name}: the "
+                          "FPrint-DocID relation is method chunks's")
+    if isinstance(params, ChunkMethod):
+        params = dataclasses.replace(
+            params, overlap=dataclasses.replace(params.overlap, memory_limit=pairs_memory),
+            write_relations=bool(options.get("write_relations")))
+    return dataclasses.replace(base, text=text, params=params, keep=options["keep"],
+                               links=bool(options.get("links")))
 
 
 def preset_store_config(name: str, main_content: bool) -> StoreConfig:

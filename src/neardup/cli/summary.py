@@ -61,6 +61,11 @@ def _exact_line(groups: dict[str, int]) -> str:
     return f"exact groups: {levels or 'none'}"
 
 
+def _hostless_line(pages: int) -> str:
+    return (f"templates: not removed from {count(pages, 'page')} without a host (no URL, "
+            "canonical link, og:url or <base href>)")
+
+
 def _near_lines(near: dict[str, Any]) -> list[str]:
     lines = [f"near pairs: {near['verified']:,} kept; candidate pairs checked on their shingles: "
              f"{near['candidates']:,}, rejected: {near['rejected']:,}"]
@@ -88,6 +93,8 @@ def render_summary(summary: dict[str, Any], out: Path) -> str:
     if sources.get("errors"):
         lines.append(f"input problems: {count(len(sources['errors']), 'line')} in "
                      f"{out / 'summary.json'} (sources.errors), first: {sources['errors'][0]}")
+    if sources.get("pages_without_host") and summary.get("templates", {}).get("enabled"):
+        lines.append(_hostless_line(sources["pages_without_host"]))
     if "against" in summary:
         lines.append(_against_line(summary["against"]))
     lines.append(_exact_line(summary["exact_groups"]))

@@ -14,7 +14,14 @@ the import graph: it imports nothing of neardup but :mod:`neardup.errors`.
 
 from __future__ import annotations
 
-from neardup.config.dedup import DEFAULT_MAX_HAMMING, DedupConfig, DedupRelation, KeepPolicy
+from neardup.config.dedup import DEFAULT_METHOD, DedupConfig, KeepPolicy
+from neardup.config.method_configs import (
+    DEFAULT_MAX_HAMMING,
+    ChunkMethod,
+    DedupRelation,
+    SimHashMethod,
+    SketchMethod,
+)
 from neardup.config.methods import (
     DEFAULT_MIN_RESEMBLANCE,
     MethodSpec,
@@ -23,10 +30,12 @@ from neardup.config.methods import (
     method_spec,
     provide_methods,
     threshold_methods,
+    threshold_refusal,
     withdraw_method,
 )
 from neardup.config.overlap import (
     CHUNK_KINDS,
+    DEFAULT_MEMORY_LIMIT,
     ChunkConfig,
     OverlapConfig,
     ParagraphConfig,
@@ -51,9 +60,12 @@ from neardup.config.text import EXTRACTORS, Extractor, TemplateConfig, TextConfi
 __all__ = [
     "CHUNK_KINDS",
     "DEFAULT_MAX_HAMMING",
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_METHOD",
     "DEFAULT_MIN_RESEMBLANCE",
     "EXTRACTORS",
     "ChunkConfig",
+    "ChunkMethod",
     "DedupConfig",
     "DedupRelation",
     "ExactConfig",
@@ -67,8 +79,10 @@ __all__ = [
     "ParagraphConfig",
     "ShingleConfig",
     "SimHashConfig",
+    "SimHashMethod",
     "SketchConfig",
     "SketchKind",
+    "SketchMethod",
     "SmfaConfig",
     "StoreConfig",
     "TableSpec",
@@ -82,6 +96,7 @@ __all__ = [
     "parse_bytes",
     "provide_methods",
     "threshold_methods",
+    "threshold_refusal",
     "withdraw_method",
 ]
 

@@ -7,45 +7,39 @@ Method-specific rules (default threshold, tags, checks) come from the method's s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from neardup.config.checks import require as _require
+from neardup.config.method_configs import DedupRelation
 from neardup.config.methods import DEFAULT_MIN_RESEMBLANCE, method_names, method_spec
-from neardup.config.overlap import ChunkConfig, OverlapConfig, ParagraphConfig, SmfaConfig
-from neardup.config.prints import (
-    ExactConfig,
-    KeywordConfig,
-    MinHashConfig,
-    ShingleConfig,
-    SimHashConfig,
-    SketchConfig,
-)
+from neardup.config.prints import ExactConfig, ShingleConfig
 from neardup.config.text import TemplateConfig, TextConfig
+from neardup.errors import ConfigError
 
-__all__ = ["DEFAULT_MAX_HAMMING", "DedupConfig", "DedupRelation", "KeepPolicy"]
+__all__ = ["DEFAULT_METHOD", "DedupConfig", "KeepPolicy"]
 
-DEFAULT_MAX_HAMMING = 3
-"""Manku et al.'s k for 64-bit simhashes of web pages."""
-
-DedupRelation = Literal["resemblance", "contained"]
 KeepPolicy = Literal["first", "longest", "earliest", "shortest-url"]
+DEFAULT_METHOD = "minhash"
+"""The method of a run that names none (every door: library, command line, demo, plan)."""
+P = TypeVar("P")
 
 
 @dataclass(frozen=True, slots=True)
 class DedupConfig:
-    """Everything a batch `dedup` run depends on.
+    """Everything a batch `dedup` run depends on: the fields every method shares, and
+    ``params``, the config of the chosen method (the type its spec names: e.g.
+    :class:`~neardup.config.MinHashConfig` for ``minhash``, :class:`~neardup.config.SketchMethod`
+    for ``sketch``; None: that type's defaults; ``exact`` takes none).
 
     The defaults (min-hash at 0.8 over full text, site templates removed) were chosen on the
     template benchmark, Webis CopyCat and the demo together (README, "Choosing the defaults").
     """
 
-    method: str = "minhash"
+    method: str = DEFAULT_METHOD
+    params: object | None = None
     text: TextConfig = field(default_factory=TextConfig)
     exact: ExactConfig = field(default_factory=ExactConfig)
     verify_shingles: ShingleConfig = field(default_factory=ShingleConfig)
-    simhash: SimHashConfig = field(default_factory=SimHashConfig)
-    minhash: MinHashConfig = field(default_factory=MinHashConfig)
-    max_hamming: int = DEFAULT_MAX_HAMMING
     threshold: float = 0.0
     """Resemblance (or, with ``relation="contained"``, containment) threshold; 0 means the
     method's default (its spec's ``default_threshold``: min-hash 0.8, sketch 0.5, keyword
@@ -55,44 +49,17 @@ class DedupConfig:
     links: bool = False
     """Extract the out-links of HTML pages (the ``links`` table); not part of any tag: links
     change no fingerprint."""
-    sketch: SketchConfig = field(default_factory=SketchConfig)
-    """Broder's sketches (methods ``sketch`` and ``supershingle``)."""
-    supershingle_size: int = 6
-    """Sketch values per super-shingle (method ``supershingle``)."""
-    drop_common: int = 1000
-    """Ignore sketch shingles shared by more than this many documents (Broder: 1000); 0: none."""
-    relation: DedupRelation = "resemblance"
-    """``contained`` (method ``sketch`` with MOD sketches): link each document to the document
-    that contains at least ``threshold`` of it, instead of pairing by resemblance."""
-    chunks: ChunkConfig = field(default_factory=ChunkConfig)
-    """S&GM98's chunking (method ``chunks``)."""
-    overlap: OverlapConfig = field(default_factory=OverlapConfig)
-    """S&GM98's all-pairs overlap: T, sort or coarse counting (method ``chunks``)."""
-    smfa: SmfaConfig = field(default_factory=SmfaConfig)
-    """Wang & Chen's single MD5 fingerprint (method ``smfa``)."""
-    paragraphs: ParagraphConfig = field(default_factory=ParagraphConfig)
-    """Pereira et al.'s shingle paragraphs (method ``shingle-paragraphs``)."""
     templates: TemplateConfig = field(default_factory=TemplateConfig)
     """Per-host template shingles left out of the near methods' evidence."""
-    keyword: KeywordConfig = field(default_factory=KeywordConfig)
-    """Keyword vectors, cosine >= ``threshold`` (method ``keyword``)."""
-    write_relations: bool = False
-    """Method ``chunks``: also write S&GM98's FPrint-DocID relation and the URL and server maps
-    as tables; not part of any tag (they change no fingerprint)."""
 
     def __post_init__(self) -> None:
         names = method_names()
         _require(self.method in names, "method", self.method, f"one of {', '.join(names)}")
         spec = method_spec(self.method)
-        _require(0 <= self.max_hamming <= 16, "max_hamming", self.max_hamming, "must be in 0..16")
+        self._set_params(spec.params)
         if self.threshold == 0.0:
             object.__setattr__(self, "threshold", spec.default_threshold)
         _require(0.0 < self.threshold <= 1.0, "threshold", self.threshold, "must be in (0, 1]")
-        _require(1 <= self.supershingle_size <= 64, "supershingle_size", self.supershingle_size,
-                 "must be in 1..64")
-        _require(self.drop_common >= 0, "drop_common", self.drop_common, "must be >= 0")
-        _require(self.relation in ("resemblance", "contained"), "relation", self.relation,
-                 "resemblance or contained")
         _require(self.relation == "resemblance" or spec.containment, "relation", self.relation,
                  "needs method 'sketch' with MOD sketches (containment)")
         if self.min_resemblance is not None:
@@ -100,9 +67,33 @@ class DedupConfig:
                      self.min_resemblance, "must be in [0, 1]")
         _require(self.keep in ("first", "longest", "earliest", "shortest-url"), "keep", self.keep,
                  "one of first, longest, earliest, shortest-url")
-        _require(not self.write_relations or spec.relations, "write_relations",
-                 self.write_relations, "the FPrint-DocID relation is method 'chunks''s")
         spec.check(self)
+
+    def _set_params(self, kind: type[object] | None) -> None:
+        if kind is None:
+            if self.params is not None:
+                raise ConfigError(f"method {self.method!r} takes no params (given "
+                                  f"{type(self.params).__name__})")
+            return
+        if self.params is None:
+            object.__setattr__(self, "params", kind())
+        elif not isinstance(self.params, kind):
+            raise ConfigError(f"method {self.method!r} takes params of type {kind.__name__}, "
+                              f"not {type(self.params).__name__}")
+
+    def of(self, kind: type[P]) -> P:
+        """The method's config, as ``kind`` (a method that takes another type is refused)."""
+        if not isinstance(self.params, kind):
+            raise ConfigError(f"method {self.method!r} has no {kind.__name__} (its params: "
+                              f"{type(self.params).__name__})")
+        return self.params
+
+    @property
+    def relation(self) -> DedupRelation:
+        """How a near pair is related: ``contained`` when the method's config says so (Broder's
+        containment), else ``resemblance``."""
+        relation = getattr(self.params, "relation", "resemblance")
+        return "contained" if relation == "contained" else "resemblance"
 
     @property
     def resemblance_floor(self) -> float:

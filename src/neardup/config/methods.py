@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neardup.errors import ConfigError
 
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from neardup.config.dedup import DedupConfig
 
 __all__ = ["DEFAULT_MIN_RESEMBLANCE", "MethodSpec", "declare_method", "method_names",
-           "method_spec", "provide_methods", "threshold_methods", "withdraw_method"]
+           "method_spec", "provide_methods", "threshold_methods", "threshold_refusal",
+           "withdraw_method"]
 
 DEFAULT_MIN_RESEMBLANCE = 0.5
 """The verification rule of the methods whose candidates carry no resemblance threshold of their
@@ -44,8 +45,9 @@ class MethodSpec:
     ``default_threshold``: ``DedupConfig.threshold`` when it is left at 0; ``estimates``: the
     threshold is an estimated resemblance, so verified pairs need that exact resemblance (else
     :data:`DEFAULT_MIN_RESEMBLANCE`); ``containment``: ``relation="contained"`` is allowed;
-    ``relations``: ``write_relations`` is allowed; ``check``: further checks of a config that
-    runs it; ``hint``: what to use instead of a threshold (for a method that reads none).
+    ``params``: the type of its config (``DedupConfig.params``; None: it takes none);
+    ``check``: further checks of a config that runs it; ``hint``: what to use instead of a
+    threshold (for a method that reads none).
     """
 
     name: str
@@ -54,7 +56,7 @@ class MethodSpec:
     default_threshold: float = 0.8
     estimates: bool = False
     containment: bool = False
-    relations: bool = False
+    params: type[Any] | None = None
     check: Callable[[DedupConfig], None] = _no_check
     hint: str = ""
 
@@ -85,6 +87,17 @@ def method_names() -> tuple[str, ...]:
 def threshold_methods() -> tuple[str, ...]:
     """The methods that read ``DedupConfig.threshold`` (resemblance; cosine for keyword)."""
     return tuple(name for name, spec in _specs().items() if spec.threshold)
+
+
+def threshold_refusal(name: str, threshold: float | None) -> str | None:
+    """Why ``threshold``, given for method ``name``, is refused (None: the method reads it or
+    none is given): the library and the command line refuse it in these words."""
+    if threshold is None or name in threshold_methods():
+        return None
+    readers = threshold_methods()
+    hint = method_spec(name).hint
+    return (f"threshold {threshold} has no effect with method {name}: it is read by "
+            f"{', '.join(readers[:-1])} and {readers[-1]}" + (f" ({hint})" if hint else ""))
 
 
 def method_spec(name: str) -> MethodSpec:

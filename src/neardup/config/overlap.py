@@ -14,6 +14,7 @@ from neardup.errors import ConfigError
 
 __all__ = [
     "CHUNK_KINDS",
+    "DEFAULT_MEMORY_LIMIT",
     "ChunkConfig",
     "OverlapConfig",
     "ParagraphConfig",
@@ -181,6 +182,11 @@ class ParagraphConfig:
     def tag(self) -> str:
         return (f"paragraphs:s{self.sentences}:c{self.cut}:min{self.min_chars}:"
                 f"level{self.level}")
+
+
+DEFAULT_MEMORY_LIMIT = "2G"
+"""The memory a batch run may use unless told: the command line's ``--memory-limit`` and the
+library's ``memory_limit``."""
 
 
 def parse_bytes(text: str) -> int | None:

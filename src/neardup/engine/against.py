@@ -22,6 +22,12 @@ documents. That holds when the old documents keep their numbers and their conten
 template removed, in the earlier run or in this one); otherwise every pair is verified as in a
 one-shot run. Each run records the files holding all its near pairs (``near-pairs.json``), so a
 chain of runs, each against the previous, reuses them all.
+
+What is read from an earlier run is verified first against what it sealed: its identity, its
+markers, its partitions (this run cannot compute them again: a damaged one stops it with an
+error naming the file, :class:`neardup.errors.CorruptDataError`), its kept keys and the pair
+files ``near-pairs.json`` lists with their sizes and checksums (a damaged one is said in one line
+and what it held is computed again, as when it is gone).
 """
 
 from __future__ import annotations
@@ -38,14 +44,24 @@ import pyarrow.parquet as pq
 
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
+from neardup.engine.fingerprint import partition_marker
 from neardup.engine.keystore import KeyRecord, read_keys
+from neardup.engine.markers import (
+    checked_marker,
+    file_digest,
+    first_damage,
+    marked,
+    open_sealed,
+    say,
+    sealed_bytes,
+)
 from neardup.engine.outputs import TableSink
 from neardup.engine.partition import read_meta
-from neardup.engine.workdir import identity_differences, write_atomic
-from neardup.errors import ConfigError
+from neardup.engine.workdir import identity_differences, read_identity, write_atomic
+from neardup.errors import ConfigError, CorruptDataError
 from neardup.methods.registry import join_of
 
-__all__ = ["near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
+__all__ = ["config_identity", "near_pair_files", "old_keys", "old_near_pairs", "old_partitions",
            "record_near_pairs", "write_decisions"]
 
 """The methods whose old near pairs are read from the earlier run instead of verified again."""
@@ -54,72 +70,114 @@ NEAR_PAIRS = "near-pairs.json"
 _SCORES = ("method", "relation", "resemblance", "containment_ab", "containment_ba", "hamming")
 
 
-def _comparable(config: dict[str, Any]) -> dict[str, Any]:
-    config = json.loads(json.dumps(config, default=str))
-    config.get("overlap", {}).pop("memory_limit", None)
-    return config
+def config_identity(config: DedupConfig) -> dict[str, Any]:
+    """The config as a work directory records it: every field but those that change speed
+    only (the chunk overlap's memory limit)."""
+    described: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(config), default=str))
+    params = described.get("params")
+    if isinstance(params, dict) and isinstance(params.get("overlap"), dict):
+        params["overlap"].pop("memory_limit", None)
+    return described
 
 
 def old_partitions(root: Path, config: DedupConfig) -> tuple[list[tuple[str, Path, int]],
                                                              dict[str, Any]]:
     """The fingerprint partitions of the run whose work directory is ``root`` (named ``old-*``),
     and its identity; refused when that run used another configuration or did not get past
-    numbering its documents."""
-    try:
-        identity = json.loads((root / "identity.json").read_text())
-        record = json.loads((root / "done" / "link.json").read_text())
-    except (OSError, ValueError) as err:
-        raise ConfigError(f"{root}: not the work directory of a finished run ({err}); "
-                          "--against needs the --work of an earlier dedup") from err
-    differences = identity_differences(_comparable(identity["config"]),
-                                       _comparable(dataclasses.asdict(config)))
+    numbering its documents, and stopped naming the file when one of them is damaged."""
+    identity, link = read_identity(root), marked(root, "link")
+    if identity is None or link is None:
+        raise ConfigError(f"{root}: not the work directory of a finished run (no "
+                          f"{'identity' if identity is None else 'numbering'} recorded); "
+                          "--against needs the --work of an earlier dedup")
+    differences = identity_differences(identity["config"],
+                                       config_identity(config))
     if differences:
         raise ConfigError(f"{root}: the earlier run used another configuration "
                           f"({'; '.join(differences)})")
-    return [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
-            record["parts"]], identity
+    parts = [(f"old-{name}", Path(folder), int(rows)) for name, folder, rows, _ in
+             link[0]["parts"]]
+    for _, folder, _ in parts:
+        _check_partition(folder)
+    return parts, identity
+
+
+def _check_partition(folder: Path) -> None:
+    """Raise naming the file when a partition of an earlier run (in the work directory that
+    holds ``folder``) is not intact as its marker seals it."""
+    file, block = (int(number[1:]) for number in folder.name.split("-"))
+    if checked_marker(folder.parents[1], partition_marker(file, block)) is None:
+        raise CorruptDataError(f"{folder}: an earlier run's partition without its marker "
+                               "(it cannot be verified)")
 
 
 def old_near_pairs(root: Path, config: DedupConfig,
                    dropped: list[tuple[int, ...]]) -> tuple[Path, ...] | None:
     """The files of every near pair among the documents of the run in ``root``, when they can
     stand for this run's pairs among those documents: same method, whose join keeps its keys
-    for reuse, no template removed in that run, and the old revisits dropped as they were
+    for reuse, no template removed in that run, the old revisits dropped as they were
     (``dropped``: this run's dropped rows of the old partitions), so that the old documents keep
-    their numbers."""
+    their numbers, and every pair file intact (a damaged one is said in one line: the pairs
+    are then verified again)."""
     join = join_of(config)
     if join is None or not join.reuses_keys:
         return None
-    try:
-        link = json.loads((root / "done" / "link.json").read_text())
-        near = json.loads((root / "done" / "near.json").read_text())
-    except (OSError, ValueError):
+    link, near = marked(root, "link"), marked(root, "near")
+    if link is None or near is None:
         return None
-    if near["templates"].get("hosts_with_templates", 1) or \
-            [tuple(part[3]) for part in link["parts"]] != dropped:
+    if near[0]["templates"].get("hosts_with_templates", 1) or \
+            [tuple(part[3]) for part in link[0]["parts"]] != dropped:
         return None
     return near_pair_files(root)
 
 
-def near_pair_files(root: Path) -> tuple[Path, ...]:
-    """The files holding every near pair among the documents of the run in ``root``."""
-    try:
-        return tuple(Path(p) for p in json.loads((root / NEAR_PAIRS).read_text()))
-    except (OSError, ValueError):
-        return (root / "near" / "pairs.bin",)
+def near_pair_files(root: Path) -> tuple[Path, ...] | None:
+    """The files holding every near pair among the documents of the run in ``root``, each
+    verified against the size and checksum recorded with it (None when they are not recorded
+    or one is damaged, said in one line)."""
+    path = root / NEAR_PAIRS
+    payload = open_sealed(path)
+    listed = None if payload is None else payload.get("files")
+    if not isinstance(listed, list):
+        return None
+    damage = first_damage(Path("/"), {name: [size, digest] for name, size, digest in listed})
+    if damage is not None:
+        say(f"--against: {damage.path} is damaged ({damage.cause}); verifying the earlier "
+            "run's near pairs again")
+        return None
+    return tuple(Path(name) for name, _, _ in listed)
 
 
 def record_near_pairs(root: Path, files: list[Path]) -> None:
-    write_atomic(root / NEAR_PAIRS, json.dumps([str(path) for path in files]).encode())
+    """Record the files of every near pair of this run (in order; method ``exact`` has none),
+    with their sizes and checksums."""
+    listed = [[str(path.absolute()), *file_digest(path)] for path in files if path.exists()]
+    write_atomic(root / NEAR_PAIRS, sealed_bytes({"files": listed}))
 
 
 def old_keys(root: Path) -> KeyRecord | None:
     """The candidate keys the run in ``root`` kept (None when it kept none, or a folder they
-    list is gone: then this run emits every key again)."""
+    list is gone or damaged: then this run emits every key again). Each folder is verified
+    against the seals of the near stage that wrote it (a damaged file is said in one line)."""
     record = read_keys(root / "near" / "candidates")
     if record is None or not record.complete():
         return None
-    return record
+    return record if all(_intact_keys(folder) for folder in record.folders) else None
+
+
+def _intact_keys(folder: Path) -> bool:
+    """Whether the kept keys in ``folder`` (``<work>/near/candidates``) are as sealed."""
+    owner = folder.parents[1]
+    near = marked(owner, "near") if folder.parent.name == "near" else None
+    if near is None:
+        say(f"--against: {folder} is not sealed by a near stage; emitting its keys again")
+        return False
+    mine = {name: seal for name, seal in near[1].items()
+            if (owner / name).is_relative_to(folder)}
+    damage = first_damage(owner, mine)
+    if damage is not None:
+        say(f"--against: {damage.path} is damaged ({damage.cause}); emitting its keys again")
+    return damage is None
 
 
 _EMPTY = {"documents": pa.schema([("doc", pa.int64()), ("id", pa.string())]),

@@ -4,8 +4,13 @@ Rows of a fixed numpy record type are routed to one of ``count`` bucket files by
 (a hash, or leading bits that must stay together); a bucket is then read whole and processed in
 memory. The number of buckets is chosen so that one bucket fits the memory budget
 (:func:`bucket_count`), which is how every stage stays within ``--memory-limit`` whatever the
-number of documents. Writers append through small buffers; :meth:`BucketWriter.close` syncs
-the files, and the caller publishes the folder (a temporary directory renamed into place).
+number of documents. A bucket is never planned larger than :data:`BLOCK_BYTES`, however large the
+budget (:func:`block_bytes`; the verification stages size their blocks of pairs alike): buckets
+are processed one at a time, so more and smaller ones cost a file each, while processing one
+costs a few times its size (a sort's index and copies); buckets as large as the budget would make
+the peak grow with the corpus until the budget is full. Writers append through small buffers;
+:meth:`BucketWriter.close` syncs the files, and the caller publishes the folder (a temporary
+directory renamed into place).
 
 Buckets are independent, so a stage may process them in worker processes: inside
 :func:`parallel_buckets` (the engine's run sets it from ``--workers``), :func:`bucket_map` runs
@@ -29,11 +34,14 @@ from neardup._types import U64
 from neardup.methods.workers import Mapper, serial_map, task_map
 from neardup.store.durable import sync_path
 
-__all__ = ["BucketWriter", "append_files", "bucket_count", "bucket_map", "bucket_workers",
-           "buckets", "parallel_buckets", "read_bucket", "read_routed", "spread",
-           "write_routed"]
+__all__ = ["BLOCK_BYTES", "BucketWriter", "append_files", "block_bytes", "bucket_count",
+           "bucket_map", "bucket_workers", "buckets", "parallel_buckets", "read_bucket",
+           "read_routed", "spread", "write_routed"]
 
 _FLUSH_BYTES = 1 << 20
+
+BLOCK_BYTES = 32 << 20
+"""The most a bucket (or a block of pairs to verify) is planned to hold, whatever the budget."""
 
 
 _POOL: list[tuple[Mapper, int]] = [(serial_map, 1)]
@@ -68,14 +76,21 @@ def append_files(paths: Iterable[Path], out: BinaryIO) -> None:
             path.unlink()
 
 
+def block_bytes(budget: int) -> int:
+    """The bytes one bucket or block is planned to hold: ``budget``, at most
+    :data:`BLOCK_BYTES`."""
+    return min(budget, BLOCK_BYTES)
+
+
 def bucket_count(total_bytes: int, budget: int, most: int = 1 << 14) -> int:
-    """The smallest power of two of buckets whose mean size is within ``budget`` bytes (and,
-    with several workers, at least two per worker when ``most`` allows, so they all have
-    some)."""
+    """The smallest power of two of buckets whose mean size is within
+    :func:`block_bytes` of ``budget`` (and, with several workers, at least two per worker when
+    ``most`` allows, so they all have some)."""
+    size = block_bytes(budget)
     count = 1
     while count < min(most, 2 * bucket_workers()) and bucket_workers() > 1:
         count *= 2
-    while count < most and total_bytes > count * budget:
+    while count < most and total_bytes > count * size:
         count *= 2
     return count
 

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, SimHashMethod
 from neardup.engine.buckets import (
     BucketWriter,
     append_files,
@@ -121,7 +121,7 @@ def _design(config: DedupConfig, count: int, budget: int, old: KeyRecord | None
     (any complete design finds the same pairs), else chosen for ``count`` survivors."""
     if old is not None:
         return HammingDesign(tuple(old.layout[1:]), old.layout[0]), old.buckets
-    design = design_for(config.max_hamming, count)
+    design = design_for(config.of(SimHashMethod).max_hamming, count)
     least = min(plan.prefix_bits for plan in design.plans())
     return design, bucket_count(count * SIMHASH_ROW.itemsize, budget, 1 << min(16, least))
 
@@ -150,7 +150,8 @@ def simhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
     for writer in writers:
         writer.close()
     olds = old.folders if old is not None else ()
-    tasks = [_TableJoin(writer.folder, bucket, tuple(plans), table, config.max_hamming,
+    k = config.of(SimHashMethod).max_hamming
+    tasks = [_TableJoin(writer.folder, bucket, tuple(plans), table, k,
                         folder / f"joined-t{table:03d}-b{bucket:05d}.bin",
                         tuple(f / f"table{table}" for f in olds),
                         _block_rows(budget, SIMHASH_ROW))
@@ -159,7 +160,7 @@ def simhash_candidates(config: DedupConfig, catalog: Catalog, survivors: npt.NDA
         sink.append(tasks, bucket_map(_join_table, tasks))
     write_keys(folder, KeyRecord(config.method, "tables", per_table,
                                  (design.choose, *design.blocks), (*olds, folder)))
-    return {"k": config.max_hamming, "blocks": list(design.blocks), "choose": design.choose,
+    return {"k": k, "blocks": list(design.blocks), "choose": design.choose,
             "tables": len(plans), **_about(started, old)}
 
 

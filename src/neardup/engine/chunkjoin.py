@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import U32, U64
-from neardup.config import DedupConfig
+from neardup.config import ChunkMethod, DedupConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.counting import (
@@ -93,7 +93,7 @@ def _coarse_pairs(config: DedupConfig, writer: BucketWriter, documents: int, thr
     if documents >= 1 << 32:
         raise ConfigError(f"--algorithm coarse numbers documents in 32 bits; this run has "
                           f"{documents}: use --algorithm sort")
-    counts, overlap_config = KeyCounts(), config.overlap
+    counts, overlap_config = KeyCounts(), config.of(ChunkMethod).overlap
     overlap = coarse_overlap_of(
         lambda: _bucket_relations(writer, documents, overlap_config.drop_common or 0, counts),
         documents, threshold, overlap_config.buckets, overlap_config.hashes,
@@ -127,21 +127,22 @@ def chunks_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
     writer = BucketWriter(folder / "fprints", bucket_count(8 * stored, budget), KEYED)
     with meter.phase("fprint_docid"):
         with_chunks = _route(catalog, survivors, templates, writer)
-    limit = config.overlap.drop_common or 0
-    threshold = config.overlap.threshold(config.chunks)
+    method = config.of(ChunkMethod)
+    limit = method.overlap.drop_common or 0
+    threshold = method.overlap.threshold(method.chunks)
     found = folder / "found.bin"
     with open(found, "wb") as out:
-        if config.overlap.algorithm == "coarse":
+        if method.overlap.algorithm == "coarse":
             total, counts, phases = _coarse_pairs(config, writer, catalog.documents, threshold,
                                                   out)
             meter.phases.update(phases)
         else:
             total, counts = _sorted_pairs(writer, folder, budget, limit, threshold, out, meter)
     parameters: dict[str, object] = {
-        "chunk": config.chunks.spec, "min_shared": threshold,
-        "algorithm": config.overlap.algorithm, "documents_with_chunks": with_chunks,
+        "chunk": method.chunks.spec, "min_shared": threshold,
+        "algorithm": method.overlap.algorithm, "documents_with_chunks": with_chunks,
         "fprint_docid_rows": writer.rows,
-        "drop_common": {"limit": config.overlap.drop_common,
+        "drop_common": {"limit": method.overlap.drop_common,
                         "chunks_dropped": int(counts.dropped_keys.size),
                         "rows_dropped": counts.dropped_entries},
         "overlap_pairs": total, "phases": meter.phases,

@@ -27,9 +27,9 @@ from neardup.cluster.unionfind import flatten, union_into
 from neardup.config import KeepPolicy
 from neardup.engine.buckets import bucket_count
 from neardup.engine.catalog import Catalog
+from neardup.engine.markers import folder_files
 from neardup.engine.pairfiles import PAIR
-from neardup.engine.partition import read_meta
-from neardup.engine.workdir import WorkDir, publish_dir
+from neardup.engine.workdir import WorkDir, publish_dir, read_array
 
 __all__ = ["ClusterResult", "Components", "pair_blocks", "run_cluster"]
 
@@ -91,7 +91,7 @@ def _ranked_members(catalog: Catalog, policy: KeepPolicy, labels: npt.NDArray[An
             clustered = sizes[labels[docs]] > 1
             if not clustered.any():
                 continue
-            meta = read_meta(part.folder, ["url", "fetched"]).take(part.kept_rows())
+            meta = part.kept_meta(["url", "fetched"])
             columns = catalog.columns(part)
             keys = rank_keys(policy, columns["text_chars"], meta.column("fetched").to_pylist(),
                              meta.column("url").to_pylist(), docs)
@@ -146,7 +146,7 @@ class ClusterResult:
         self.stats: dict[str, Any] = record
 
     def array(self, name: str) -> npt.NDArray[Any]:
-        array: npt.NDArray[Any] = np.load(self.folder / f"{name}.npy", mmap_mode="r")
+        array: npt.NDArray[Any] = read_array(self.folder / f"{name}.npy", mmap=True)
         return array
 
 
@@ -179,5 +179,5 @@ def run_cluster(work: WorkDir, catalog: Catalog, policy: KeepPolicy, files: list
     del labels, sizes, kept
     (temporary / "best.npy").unlink(missing_ok=True)
     publish_dir(temporary, final)
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, folder_files(final))
     return ClusterResult(final, record)

@@ -36,8 +36,9 @@ from neardup.engine.buckets import (
     write_routed,
 )
 from neardup.engine.catalog import Catalog
+from neardup.engine.markers import folder_files
 from neardup.engine.pairfiles import PAIR, to_records
-from neardup.engine.workdir import WorkDir, publish_dir, write_array
+from neardup.engine.workdir import WorkDir, publish_dir, read_array, write_array
 from neardup.methods.exact import LEVELS
 from neardup.methods.pairs import Pairs
 from neardup.store.durable import sync
@@ -60,7 +61,7 @@ class ExactResult:
         self.documents: int = record["documents"]
 
     def survivors(self) -> npt.NDArray[np.bool_]:
-        packed = np.load(self.folder / "survivors.npy")
+        packed = read_array(self.folder / "survivors.npy")
         return np.unpackbits(packed, count=self.documents).astype(bool)
 
     def pairs(self) -> npt.NDArray[Any]:
@@ -176,5 +177,5 @@ def run_exact(work: WorkDir, catalog: Catalog, budget: int) -> ExactResult:
     publish_dir(temporary, final)
     record = {"groups": groups, "collapsed": collapsed, "survivors": int(survivors.sum()),
               "documents": catalog.documents}
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, folder_files(final))
     return ExactResult(final, record)

@@ -5,9 +5,11 @@ the blocks of a large file that several workers share (:mod:`neardup.sources.blo
 fingerprints every document with :class:`neardup.methods.fingerprinter.Fingerprinter` and writes
 one partition per block (``chunk_docs`` records: lines, rows or documents), named by file and
 block, so that the partitions, and the document numbers drawn from their order, do not depend on
-the number of workers. When a split has finished, its marker records its blocks' sizes, its
-source counts and the block of each error line. A re-run skips finished splits, and inside an
-unfinished split skips the fingerprinting of blocks already on disk (they are read again).
+the number of workers. Each partition has its own marker, sealing its files (sizes and
+checksums: :mod:`neardup.engine.markers`). When a split has finished, its marker records its
+blocks' sizes, its source counts and the block of each error line. A re-run skips finished
+splits whose partitions are intact, and inside an unfinished split (or one with a damaged
+partition) skips the fingerprinting of blocks whose partition is intact (they are read again).
 
 A large JSONL file shared by few workers is dealt: the parent cuts its stream into line blocks
 (:mod:`neardup.sources.lineblocks`) and each block is one task; for workers on this machine the
@@ -26,10 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from neardup.config import DedupConfig
 from neardup.document import Document
+from neardup.engine.markers import folder_files, read_marker
 from neardup.engine.partition import layout_for, write_partition
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
@@ -43,13 +44,25 @@ from neardup.sources.splits import InputSplit, read_split
 from neardup.sources.stats import SourceStats
 
 __all__ = ["BlockTask", "FingerprintJob", "errors_in_order", "fingerprint_split",
-           "fingerprint_task", "partition_name", "partitions_of", "run_fingerprint"]
+           "fingerprint_task", "partition_marker", "partition_name", "partitions_intact",
+           "partitions_of", "run_fingerprint"]
 
 STAGE = "fingerprint"
 
 
 def partition_name(file: int, block: int) -> str:
     return f"s{file:06d}-c{block:05d}"
+
+
+def partition_marker(file: int, block: int) -> str:
+    """The marker of one partition (its rows and the seals of its files)."""
+    return f"{STAGE}/{partition_name(file, block)}"
+
+
+def partitions_intact(work: WorkDir, record: dict[str, Any]) -> bool:
+    """Whether every partition of a split's (or a block's) record is marked and intact."""
+    return all(work.done(partition_marker(int(part["file"]), int(block))) is not None
+               for part in record.get("records", [record]) for block, _ in part["blocks"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +94,8 @@ def _write(job: FingerprintJob, block: int, prints: list[DocumentPrints]) -> Non
     write_partition(temporary, prints, layout_for(
         job.config, features=method is not None and method.features is not None))
     publish_dir(temporary, final)
+    WorkDir.mark_at(job.root, partition_marker(job.split.file, block), {"rows": len(prints)},
+                    folder_files(final))
 
 
 class _BlockWriter:
@@ -97,10 +112,10 @@ class _BlockWriter:
     def begin(self, block: int) -> None:
         self.finish()
         self.block, self.batch = block, []
-        folder = self.job.folder(block)
-        self.on_disk = folder.is_dir()
-        if self.on_disk:
-            self.sizes[block] = pq.ParquetFile(folder / "meta.parquet").metadata.num_rows
+        record = read_marker(self.job.root, partition_marker(self.job.split.file, block))
+        self.on_disk = record is not None
+        if record is not None:
+            self.sizes[block] = int(record["rows"])
 
     def finish(self) -> None:
         if self.block >= 0 and not self.on_disk:
@@ -205,7 +220,8 @@ class _Dealer:
             for block in deal_lines(job.split.path, gz, job.chunk_docs):
                 count += 1
                 task = BlockTask(job, block)
-                if (record := self.work.done(task.marker)) is not None:
+                record = self.work.done(task.marker)
+                if record is not None and partitions_intact(self.work, record):
                     self.blocks.setdefault(job.index, []).append(record)
                 elif self.spool is None:
                     yield task
@@ -256,7 +272,8 @@ def run_fingerprint(work: WorkDir, jobs: list[FingerprintJob],
     pending = []
     for job in jobs:
         record = work.done(job.marker)
-        if record is not None and record["path"] == job.split.path:
+        if record is not None and record["path"] == job.split.path and \
+                partitions_intact(work, record):
             records[job.index] = record
         else:
             pending.append(job)

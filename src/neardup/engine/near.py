@@ -37,11 +37,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup.cluster.relations import RELATIONS
-from neardup.config import DedupConfig
+from neardup.config import ChunkMethod, DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.catalog import Catalog
 from neardup.engine.chunkjoin import chunks_found
 from neardup.engine.keystore import KEPT
+from neardup.engine.markers import folder_files
 from neardup.engine.outputs import TableSink
 from neardup.engine.pairfiles import to_records
 from neardup.engine.paragraphs import paragraphs_near
@@ -115,8 +116,9 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
         templates.chunks = int(sum(values.size for values in chunk_templates.values()))
         found, candidates, parameters = chunks_found(config, catalog, survivors,
                                                      chunk_templates, work, budget)
-        if config.write_relations:
-            write_relations(catalog, work / "fprints", config.overlap.drop_common or 0,
+        method = config.of(ChunkMethod)
+        if method.write_relations:
+            write_relations(catalog, work / "fprints", method.overlap.drop_common or 0,
                             folder / "tables", budget)
     elif isinstance(join, SmfaMatches):
         found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)
@@ -208,7 +210,7 @@ def run_near(work: WorkDir, config: DedupConfig, catalog: Catalog,
         record = _in_memory(config, catalog, survivors, temporary)
     drop_scratch(temporary, NEAR_RESULTS)
     publish_dir(temporary, final)
-    work.mark(STAGE, record)
+    work.mark(STAGE, record, folder_files(final))
     return final, record
 
 

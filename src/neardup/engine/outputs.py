@@ -29,7 +29,6 @@ from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket
 from neardup.engine.catalog import Catalog
 from neardup.engine.clusters import ClusterResult, pair_blocks
 from neardup.engine.pairfiles import PAIR, from_records
-from neardup.engine.partition import read_meta
 from neardup.errors import OutputError
 
 __all__ = ["OUTPUT_FORMATS", "TableSink", "hex_strings", "write_outputs"]
@@ -102,8 +101,7 @@ class TableSink:
 
 
 def _documents(catalog: Catalog, part: Any, with_simhash: bool) -> pa.Table:
-    rows = part.kept_rows()
-    meta = read_meta(part.folder, ["id", "url", "host", "source", "offset", "fetched"]).take(rows)
+    meta = part.kept_meta(["id", "url", "host", "source", "offset", "fetched"])
     columns = catalog.columns(part)
     table: dict[str, Any] = {
         "doc": pa.array(np.arange(part.start, part.start + part.count), pa.int64()),
@@ -139,7 +137,7 @@ def _clusters(part: Any, clusters: ClusterResult, policy: str) -> pa.Table:
 
 
 def _links(part: Any) -> pa.Table:
-    meta = read_meta(part.folder, ["links"]).take(part.kept_rows())
+    meta = part.kept_meta(["links"])
     lists = meta.column("links").combine_chunks()
     docs = np.arange(part.start, part.start + part.count, dtype=np.int64)
     counts = np.diff(lists.offsets.to_numpy())

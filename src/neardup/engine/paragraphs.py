@@ -27,7 +27,7 @@ import numpy.typing as npt
 from neardup._types import I64, U64
 from neardup.cluster.relations import RELATIONS
 from neardup.cluster.unionfind import flatten, union_into
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, ParagraphConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.clusters import pair_blocks
@@ -150,7 +150,7 @@ def paragraphs_near(config: DedupConfig, catalog: Catalog, survivors: npt.NDArra
     work = folder / "paragraphs"
     docs, sizes, multiset, keys, too_short = _collect(catalog, survivors, work / "keys", budget)
     weights = _weights(catalog, exact_pairs, docs)
-    cfg = config.paragraphs
+    cfg = config.of(ParagraphConfig)
     labels, growth = iterate(Collection(sizes, multiset, weights, keys), cfg.level,
                              cfg.iterations, cfg.seed, work, budget)
     found, candidates = _write_found(docs, sizes, labels, work / "near.bin", work, budget)

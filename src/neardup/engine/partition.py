@@ -35,8 +35,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, MinHashConfig
 from neardup.engine.workdir import read_array, write_array
+from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.joins import SignatureBands, Signer
 from neardup.methods.prints import DocumentPrints
@@ -87,7 +88,7 @@ def layout_for(config: DedupConfig, *, features: bool) -> Layout:
     join = join_of(config)
     if not isinstance(join, SignatureBands):
         return Layout(links=config.links, features=features)
-    minhash = config.minhash
+    minhash = config.of(MinHashConfig)
     if minhash.shingles != config.verify_shingles:  # not a function of the stored sets
         return Layout(links=config.links, features=features, signatures=minhash.num_perm)
     bands = join.banding(config)
@@ -102,7 +103,7 @@ def read_layout(folder: Path) -> Layout:
         return Layout(**json.loads(path.read_text()))
     width = 0
     if (folder / "signatures.npy").exists():
-        width = int(np.load(folder / "signatures.npy", mmap_mode="r").shape[1])
+        width = int(read_array(folder / "signatures.npy", mmap=True).shape[1])
     return Layout(features=(folder / "features.pkl").exists(), signatures=width)
 
 
@@ -169,12 +170,25 @@ def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout) 
 
 
 def read_meta(folder: Path, columns: list[str] | None = None) -> pa.Table:
-    return pq.read_table(folder / "meta.parquet", columns=columns)
+    """The partition's metadata (``columns`` of it); a file that is not whole Parquet raises
+    :class:`CorruptDataError` naming it. (``ParquetFile``, not ``pq.read_table``, which imports
+    pyarrow.dataset and pyarrow.compute to read one file.)"""
+    path = folder / "meta.parquet"
+    try:
+        with pq.ParquetFile(path) as meta:
+            return meta.read(columns=columns)
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as err:
+        raise CorruptDataError(f"{path}: not a whole Parquet file ({err})") from err
 
 
 def read_features(folder: Path) -> list[object]:
-    with open(folder / "features.pkl", "rb") as source:
-        features: list[object] = pickle.load(source)
+    """The partition's pickled features; a damaged file raises :class:`CorruptDataError`."""
+    path = folder / "features.pkl"
+    try:
+        with open(path, "rb") as source:
+            features: list[object] = pickle.load(source)
+    except (pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError) as err:
+        raise CorruptDataError(f"{path}: not a whole pickle ({err})") from err
     return features
 
 
@@ -197,7 +211,7 @@ def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
     starts, ends = _set_bounds(folder, rows)
     out_offsets = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=out_offsets[1:])
-    mapped = np.load(folder / "shingles.npy", mmap_mode="r")
+    mapped = read_array(folder / "shingles.npy", mmap=True)
     flat = np.empty(int(out_offsets[-1]), dtype=np.uint64)
     for index, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         flat[out_offsets[index]:out_offsets[index + 1]] = mapped[start:end]
@@ -211,7 +225,7 @@ def signature_rows(folder: Path, rows: I64, signer: Signer) -> U64:
     fingerprint stage had)."""
     stored = folder / "signatures.npy"
     if stored.exists():
-        mapped = np.load(stored, mmap_mode="r")
+        mapped = read_array(stored, mmap=True)
         signatures: U64 = np.array(mapped[rows])
         del mapped
         return signatures
@@ -230,7 +244,7 @@ def band_key_rows(folder: Path, rows: I64, bands: LSHBands, signer: Signer,
     documents pruned of templates: :class:`neardup.engine.templates.ContentReader`)."""
     layout = read_layout(folder)
     if adjust is None and layout.derived and layout.banding == bands:
-        mapped = np.load(folder / "bands.npy", mmap_mode="r")
+        mapped = read_array(folder / "bands.npy", mmap=True)
         keys: U64 = np.array(mapped[rows])
         del mapped
         return keys

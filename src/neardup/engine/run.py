@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from neardup.config import DedupConfig
+from neardup.config import DEFAULT_MEMORY_LIMIT, DedupConfig, parse_bytes
 from neardup.document import Document
 from neardup.engine.against import (
+    config_identity,
     old_keys,
     old_near_pairs,
     old_partitions,
@@ -48,8 +49,9 @@ from neardup.engine.keystore import reusing_keys
 from neardup.engine.near import run_near, write_near_tables
 from neardup.engine.outputs import write_outputs
 from neardup.engine.pairfiles import to_records
+from neardup.engine.sizing import work_bytes_for
 from neardup.engine.verify import pairs_of_new
-from neardup.engine.workdir import WorkDir, write_atomic
+from neardup.engine.workdir import WorkDir, naming_full_disks, write_atomic
 from neardup.methods.pairs import Pairs
 from neardup.methods.registry import join_of
 from neardup.methods.workers import Mapper, pool_cpu_seconds, shared_pool, task_map
@@ -61,7 +63,7 @@ from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge
 from neardup.sources.stats import SourceStats
 from neardup.store.durable import sync
 
-__all__ = ["DOCUMENTS", "EngineOptions", "Executor", "run_engine"]
+__all__ = ["DOCUMENTS", "SMALL_INPUT_BYTES", "EngineOptions", "Executor", "run_engine"]
 
 DOCUMENTS = "<documents>"
 """The input name of documents given to :func:`run_engine` as an iterable (the library)."""
@@ -70,13 +72,24 @@ BASE_RSS = 400 << 20
 """What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
 
 
+DEFAULT_MEMORY_BYTES = parse_bytes(DEFAULT_MEMORY_LIMIT) or 1 << 40
+"""The stages' budget unless told (:data:`neardup.config.DEFAULT_MEMORY_LIMIT`)."""
+
+SMALL_INPUT_BYTES = SHARED_BYTES
+"""A run of one input file under this size whose number of workers was left to the engine runs
+in this process alone: the file is one split, fingerprinted by one process anyway, and the
+buckets of so few documents are small. Measured here (``benchmarks/startup_dedup.py``; 960
+real-text documents, 4 MB): 2 workers took 0.46 CPU s and 260 MB more than one, and no less
+wall time."""
+
+
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
     """How a run executes (none of it changes the outputs but ``chunk_docs``, which fixes the
     partitioning and is part of the work directory's identity)."""
 
     work: Path
-    memory_limit: int = 2 << 30
+    memory_limit: int = DEFAULT_MEMORY_BYTES
     workers: int = 1
     chunk_docs: int = 10_000
     replace_other: bool = False
@@ -87,6 +100,10 @@ class EngineOptions:
     (each its own blocks), when there are few input files."""
     bucket_bytes: int | None = None
     """Overrides :attr:`budget` (tests use tiny buckets to exercise the partitioning)."""
+    small_input_bytes: int = 0
+    """Inputs (local files only) totalling fewer bytes run in this process, with no worker pool
+    whatever ``workers`` says (0: never; the command line gives :data:`SMALL_INPUT_BYTES` when
+    its ``--workers`` is not set)."""
 
     @property
     def budget(self) -> int:
@@ -142,15 +159,24 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
             files[path] = [info.st_size, info.st_mtime_ns]
         except OSError:
             files[path] = list(stamps[path]) if path in stamps else None
-    described = dataclasses.asdict(config)
-    described["overlap"].pop("memory_limit", None)  # speed, not results
-    identity = {"config": described, "inputs": files, "media": media,
-                "chunk_docs": options.chunk_docs, "format": 2}
+    identity = {"config": config_identity(config), "inputs": files, "media": media,
+                "chunk_docs": options.chunk_docs, "format": 3}
     if against is not None:
         identity["against"] = against
     if fields.tag:
         identity["fields"] = fields.tag
     return identity
+
+
+def _small_input(splits: list[InputSplit], below: int) -> bool:
+    """Whether the input is one local file of fewer than ``below`` bytes (one split: its
+    fingerprinting runs in one process whatever the number of workers)."""
+    if below <= 0 or len(splits) != 1:
+        return False
+    try:
+        return os.stat(splits[0].path).st_size < below
+    except OSError:  # documents given in memory, a URL: size unknown
+        return False
 
 
 def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
@@ -163,7 +189,7 @@ def _revisit_pairs(work: WorkDir, catalog: Catalog) -> Path:
                 pairs = Pairs.exact(original[docs], docs + part.start, "revisit", "identical")
                 out.write(to_records(pairs).tobytes())
             sync(out)
-        work.mark("revisit-pairs", {})
+        work.mark("revisit-pairs", {}, [path])
     return path
 
 
@@ -203,12 +229,31 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
                against: Path | None = None, executor: Executor | None = None,
                documents: Iterable[Document] | None = None,
                fields: RowFields = DEFAULT_FIELDS) -> dict[str, Any]:
-    """Run every stage (skipping those already done in ``options.work``); returns the summary
-    written to ``out/summary.json``. With ``against`` (an earlier run's work directory), the
-    inputs are compared with that run's documents too and the outputs keep what touches the
-    new ones (:mod:`neardup.engine.against`). ``documents`` (the library's rows, read once, in
-    this process, ``options.chunk_docs`` at a time) stand for ``inputs``, which must be empty.
-    ``fields`` names the fields of JSONL and Parquet rows that hold the text, id and URL."""
+    """Run every stage (skipping those already done in ``options.work`` whose files are
+    intact); returns the summary written to ``out/summary.json``. With ``against`` (an earlier
+    run's work directory), the inputs are compared with that run's documents too and the
+    outputs keep what touches the new ones (:mod:`neardup.engine.against`). ``documents`` (the
+    library's rows, read once, in this process, ``options.chunk_docs`` at a time) stand for
+    ``inputs``, which must be empty. ``fields`` names the fields of JSONL and Parquet rows that
+    hold the text, id and URL. A full disk raises an error naming the folder
+    (:func:`neardup.engine.workdir.naming_full_disks`)."""
+    with naming_full_disks([options.work, out], lambda: _work_needed(inputs, config)):
+        return _run(inputs, out, config, options, media=media, fmt=fmt, progress=progress,
+                    against=against, executor=executor, documents=documents, fields=fields)
+
+
+def _work_needed(inputs: list[str], config: DedupConfig) -> int | None:
+    """What the work directory is expected to need for these inputs (local files only)."""
+    files = [Path(path) for path in inputs]
+    files += [found for folder in files if folder.is_dir() for found in folder.rglob("*")]
+    sizes = [path.stat().st_size for path in files if path.is_file()]
+    return work_bytes_for(sum(sizes), config.method) if sizes else None
+
+
+def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
+         media: Media, fmt: str, progress: Callable[[str, int, int], None] | None,
+         against: Path | None, executor: Executor | None,
+         documents: Iterable[Document] | None, fields: RowFields) -> dict[str, Any]:
     started, laps = time.perf_counter(), _CpuLaps()
     executor = executor or Executor()
     options.work.mkdir(parents=True, exist_ok=True)
@@ -219,6 +264,8 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     splits = ([InputSplit(DOCUMENTS, True, 0, Blocks(options.chunk_docs))] if documents is not None
               else input_splits(paths, expansion, block_size=options.chunk_docs,
                                 workers=options.workers, shared_bytes=options.shared_bytes))
+    if executor.mapper is None and _small_input(splits, options.small_input_bytes):
+        options = dataclasses.replace(options, workers=1)
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
     old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
     work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),

@@ -3,10 +3,11 @@ columns and rule.
 
 Found pairs come as :data:`FOUND` rows: the two docs, the method's estimate, its shared count
 and the relation it claims (``near``, ``contained``, ``shingle-equivalent``). They are read in
-blocks sized for the memory budget (as :mod:`neardup.engine.verify` does); the content sets of a
-block's documents are read from their partitions (templates removed,
-:class:`neardup.engine.templates.ContentReader`), each pair gets its exact resemblance and both
-containments, and the method's rule keeps it or not: the same :class:`Pairs` as in memory.
+blocks sized for the memory budget, at most :data:`neardup.engine.buckets.BLOCK_BYTES` (as
+:mod:`neardup.engine.verify` does); the content sets of a block's documents are read from their
+partitions (templates removed, :class:`neardup.engine.templates.ContentReader`), each pair
+gets its exact resemblance and both containments, and the method's rule keeps it or not: the
+same :class:`Pairs` as in memory.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy.typing as npt
 from neardup._types import F64, I64, U64
 from neardup.cluster.relations import RELATIONS, overlap_scores
 from neardup.config import DedupConfig
+from neardup.engine.buckets import block_bytes
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
@@ -89,7 +91,7 @@ def _scored(config: DedupConfig, catalog: Catalog, content: ContentReader,
 def _block_rows(catalog: Catalog, budget: int) -> int:
     total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1]) for part in catalog.parts)
     mean = 8.0 * total / max(1, catalog.documents) + 64.0
-    return max(1024, int(budget / (2 * mean)))
+    return max(1024, int(block_bytes(budget) / (2 * mean)))
 
 
 def score_found(config: DedupConfig, catalog: Catalog, content: ContentReader, found: Path,

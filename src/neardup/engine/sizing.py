@@ -29,7 +29,7 @@ import numpy as np
 
 from neardup.errors import ConfigError
 
-__all__ = ["COSTS", "RunEstimate", "estimate_run", "load_costs"]
+__all__ = ["COSTS", "RunEstimate", "estimate_run", "load_costs", "work_bytes_for"]
 
 COSTS = Path(__file__).with_name("costs.json")
 
@@ -81,6 +81,18 @@ def _memory(points: list[list[float]], documents: int) -> tuple[float, str]:
     slope = max(0.0, (peaks[-1] - peaks[-2]) / (sizes[-1] - sizes[-2]))
     return (peaks[-1] + slope * (documents - sizes[-1])) * 2**20, (
         measured + " documents, extended by the line through the last two")
+
+
+def work_bytes_for(input_bytes: int, method: str) -> int | None:
+    """The work directory's largest size for inputs of ``input_bytes`` (as stored: compressed
+    inputs need more), scaled from the measured run of ``method``; None when it was not
+    measured."""
+    try:
+        unit = load_costs()["methods"][method]
+        return int(input_bytes * unit.get("work_peak_bytes", unit["work_bytes"])
+                   / unit["mean_bytes"])
+    except (ConfigError, KeyError, TypeError, ZeroDivisionError):
+        return None
 
 
 def estimate_run(documents: int, method: str, *, mean_bytes: int | None = None,

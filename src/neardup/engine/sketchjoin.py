@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from neardup._types import F64, I64, U64
 from neardup.cluster.broder import without_values
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, SketchMethod
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.containers import Containers
@@ -99,16 +99,17 @@ def _values(join: SketchCounts, catalog: Catalog, chosen: npt.NDArray[np.bool_],
 def _estimates(config: DedupConfig, join: SketchCounts, store: SketchStore, dropped: U64,
                a: I64, b: I64, shared: I64) -> tuple[F64, F64, F64]:
     """r(a, b), c(a, b), c(b, a) of one bucket of pairs, as the in-memory phase 4 gives them."""
+    sketch = config.of(SketchMethod).sketch
     docs = np.unique(np.concatenate([a, b]))
     flat, offsets, moduli = store.gather(docs)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
     if join.supershingles:
-        return pair_estimates(flat, offsets, moduli, i, j, config.sketch)
+        return pair_estimates(flat, offsets, moduli, i, j, sketch)
     flat, offsets = without_values(flat, offsets, dropped)
-    if config.sketch.kind == "mod" and not config.sketch.adaptive:
+    if sketch.kind == "mod" and not sketch.adaptive:
         sizes = np.diff(offsets)
         return mod_ratios(shared, sizes[i], sizes[j])
-    return pair_estimates(flat, offsets, moduli, i, j, config.sketch)
+    return pair_estimates(flat, offsets, moduli, i, j, sketch)
 
 
 def _select(config: DedupConfig, join: SketchCounts, catalog: Catalog, store: SketchStore,
@@ -136,7 +137,7 @@ def sketch_found(config: DedupConfig, join: SketchCounts, catalog: Catalog,
                  budget: int) -> tuple[Path, int, dict[str, object]]:
     """Write the equivalence pairs and the kept pairs to ``folder/found.bin``; returns the path,
     the number of pairs counted (candidates) and the method's parameters."""
-    meter = PhaseMeter(trace=False)
+    meter, method = PhaseMeter(trace=False), config.of(SketchMethod)
     store = SketchStore(folder / "sketches", catalog)
     collapsed = np.zeros(survivors.size, dtype=np.bool_)
     found = folder / "found.bin"
@@ -148,18 +149,18 @@ def sketch_found(config: DedupConfig, join: SketchCounts, catalog: Catalog,
             values = _values(join, catalog, survivors & ~collapsed, store.entries, folder,
                              budget)
         with meter.phase("pair_formation_and_merging"):
-            pairs, counts = count_shared(values, folder / "pairs", budget, config.drop_common)
+            pairs, counts = count_shared(values, folder / "pairs", budget, method.drop_common)
         with meter.phase("estimates"):
             candidates = _select(config, join, catalog, store, pairs, counts, folder, budget,
                                  out)
     parameters: dict[str, object] = {
-        "sketch": config.sketch.tag, "drop_common": config.drop_common,
+        "sketch": method.sketch.tag, "drop_common": method.drop_common,
         "sketch_equivalent_groups": groups, "sketch_equivalent_collapsed": members,
         "entries": counts.entries, "dropped_shingles": int(counts.dropped_keys.size),
         "dropped_entries": counts.dropped_entries, "triplets": counts.triplets,
         "phases": meter.as_dict()}
     if join.supershingles:
-        parameters["supershingle_size"] = config.supershingle_size
+        parameters["supershingle_size"] = method.supershingle_size
     else:
         parameters.update(threshold=config.threshold, relation=config.relation)
     return found, candidates, parameters

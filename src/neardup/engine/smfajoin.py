@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, SmfaConfig
 from neardup.engine.buckets import BucketWriter, bucket_count, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.counting import sorted_keys, star_rows
@@ -87,7 +87,7 @@ def smfa_found(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.
             pairs += int(members.size)
             groups += runs
     parameters: dict[str, object] = {
-        "smfa": config.smfa.tag, "fingerprinted": tally.fingerprinted,
+        "smfa": config.of(SmfaConfig).tag, "fingerprinted": tally.fingerprinted,
         "no_fingerprint": tally.total - tally.fingerprinted - tally.not_html,
         "not_html": tally.not_html, "not_html_sources": sorted(tally.sources)[:20],  # type: ignore[type-var]
         "groups": groups,

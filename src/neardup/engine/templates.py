@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64, U64
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, MinHashConfig
 from neardup.config.text import TemplateConfig
 from neardup.engine.buckets import bucket_count, bucket_map, read_routed, spread, write_routed
 from neardup.engine.catalog import Catalog, Part
@@ -239,7 +239,8 @@ class ContentReader:
 def resigns(config: DedupConfig) -> bool:
     """Whether the method's signatures are recomputed from the content sets (they are signed
     from the verification shingles)."""
-    return signer_of(config) is not None and config.minhash.shingles == config.verify_shingles
+    return (signer_of(config) is not None
+            and config.of(MinHashConfig).shingles == config.verify_shingles)
 
 
 def content_prints(config: DedupConfig, prints: list[DocumentPrints],

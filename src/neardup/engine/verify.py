@@ -1,7 +1,8 @@
 """Stage 5, verify: every candidate pair scored on the documents' real shingle sets.
 
-Candidate pairs are read in blocks; a block holds as many pairs as the shingle sets of their
-documents allow within the memory budget. The sets of a block's documents are read from their
+Candidate pairs are read in blocks; a block holds as many pairs as the shingle sets and signatures
+of their documents allow within a block of the budget (:func:`neardup.engine.buckets.block_bytes`).
+The sets of a block's documents are read from their
 partitions (each partition once per block), then each pair gets its exact resemblance and both
 containments, and the method's own measure (simhash: the Hamming distance; min-hash: the share of
 equal signature slots). Pairs below the resemblance floor are dropped and counted, as in memory.
@@ -25,8 +26,8 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from neardup.config import DedupConfig
-from neardup.engine.buckets import append_files, bucket_map, bucket_workers
+from neardup.config import DedupConfig, MinHashConfig
+from neardup.engine.buckets import append_files, block_bytes, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
 from neardup.engine.kernels import gather_sets as _gather
@@ -100,7 +101,9 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
     if _OLD[-1] and (content is None or not content.active):
         candidates = _touching_new(candidates, total, _OLD[-1])
         total = candidates.stat().st_size // CANDIDATE.itemsize
-    per_block = max(1024, int(budget / (2 * _mean_set_bytes(catalog))))
+    signature = 8 * config.of(MinHashConfig).num_perm if signer_of(config) is not None else 0
+    per_pair = 2 * (_mean_set_bytes(catalog) + signature) + 2 * signature  # + scoring's copies
+    per_block = max(1024, int(block_bytes(budget) / per_pair))
     if bucket_workers() > 1:  # at least two blocks per worker
         per_block = max(256, min(per_block, -(-total // (2 * bucket_workers()))))
     tasks = [_Block(config, catalog, candidates, start, min(per_block, total - start), content,

@@ -9,26 +9,42 @@ that change only speed or memory (workers, memory limit) are not part of it.
 Every file a stage produces is written under a temporary name, synced and renamed into place
 (:func:`write_atomic`, :func:`publish_dir`); a stage marks a finished partition or step with a
 marker file (:meth:`WorkDir.mark`), written last, so that whatever a ``kill -9`` interrupts is
-either complete and marked, or ignored and redone.
+either complete and marked, or ignored and redone. A marker seals the files it marks done (their
+sizes and checksums, :mod:`neardup.engine.markers`) and :meth:`WorkDir.done` verifies them: a
+damaged file makes its step not done, said in one line, and the step is computed again. The
+identity is sealed too: a damaged or missing one drops every marker (nothing can be trusted).
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
+import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from neardup.errors import ConfigError, OutputError
+from neardup.engine.markers import (
+    Notice,
+    marker_path,
+    open_sealed,
+    read_marker,
+    say,
+    sealed_bytes,
+    write_marker,
+)
+from neardup.errors import ConfigError, CorruptDataError, OutputError
 from neardup.store import durable
 from neardup.store.durable import TMP_SUFFIX, publish_dir
 
-__all__ = ["WorkDir", "drop_scratch", "publish_dir", "read_array", "write_array", "write_atomic"]
+__all__ = ["WorkDir", "drop_scratch", "full_disk", "naming_full_disks", "publish_dir", "read_array",
+           "read_identity", "write_array", "write_atomic"]
 
 IDENTITY = "identity.json"
 
@@ -48,9 +64,65 @@ def write_array(path: Path, array: npt.NDArray[Any]) -> None:
         durable.sync(out)
 
 
-def read_array(path: Path) -> npt.NDArray[Any]:
-    array: npt.NDArray[Any] = np.load(path, allow_pickle=False)
+def read_array(path: Path, mmap: bool = False) -> npt.NDArray[Any]:
+    """The array in ``path`` (memory-mapped when ``mmap``); a file that is not a whole ``.npy``
+    raises :class:`CorruptDataError` naming it."""
+    try:
+        array: npt.NDArray[Any] = np.load(path, allow_pickle=False,
+                                          mmap_mode="r" if mmap else None)
+    except (ValueError, EOFError) as err:
+        raise CorruptDataError(f"{path}: not a whole array ({err})") from err
     return array
+
+
+_FAILED_WRITE = re.compile(r"write (\d+) bytes")
+"""numpy's words for a write that did not fit (``Not enough free space to write N bytes``)."""
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+"""numpy's words for a write cut short (items, not bytes)."""
+
+
+def full_disk(error: OSError, folders: Sequence[Path],
+              needed: Callable[[], int | None] = lambda: None) -> OutputError | None:
+    """An error naming the folder whose disk is full (the file's, else the one of ``folders``
+    with the least space free), its free bytes, the bytes the failed write needed where known
+    and ``needed()``, what the run needs in the first folder (the work directory) when
+    known; None when ``error`` is not a full disk."""
+    failed = _FAILED_WRITE.search(str(error))
+    if error.errno not in (errno.ENOSPC, errno.EDQUOT) and failed is None \
+            and not _SHORT_WRITE.search(str(error)):
+        return None
+    free = {folder: _free_bytes(folder) for folder in folders}
+    folder = (Path(str(error.filename)).parent if error.filename is not None
+              else min(free, key=lambda found: free[found]))
+    wanted = f"; a write of {int(failed.group(1)):,} bytes failed" if failed else ""
+    whole = needed() if folder == folders[0] or folders[0] in folder.parents else None
+    if whole is not None:
+        wanted += f"; the run needs about {whole:,} bytes there, judged by the inputs' size"
+    return OutputError(f"{folder}: the disk is full ({_free_bytes(folder):,} bytes free"
+                       f"{wanted}); free some space or use a folder on another disk "
+                       "(--work, --out)")
+
+
+def _free_bytes(folder: Path) -> int:
+    for candidate in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return 0
+
+
+@contextmanager
+def naming_full_disks(folders: Sequence[Path],
+                      needed: Callable[[], int | None] = lambda: None) -> Iterator[None]:
+    """Inside, an OSError of a full disk becomes :func:`full_disk`'s error."""
+    try:
+        yield
+    except OSError as err:
+        explained = full_disk(err, folders, needed)
+        if explained is None:
+            raise
+        raise explained from err
 
 
 def drop_scratch(folder: Path, keep: tuple[str, ...]) -> None:
@@ -87,37 +159,67 @@ def identity_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list
             for key in sorted(before.keys() | after.keys()) if before.get(key) != after.get(key)]
 
 
+def read_identity(root: Path) -> dict[str, Any] | None:
+    """The identity recorded in the work directory ``root`` (an earlier run's), None when it has
+    none; a damaged one raises :class:`CorruptDataError` naming it."""
+    payload = open_sealed(root / IDENTITY)
+    if payload is None:
+        return None
+    identity = payload.get("identity")
+    if not isinstance(identity, dict):
+        raise CorruptDataError(f"{root / IDENTITY}: damaged (not an identity)")
+    return identity
+
+
 class WorkDir:
-    """A run's work directory: identity check, stage folders, markers."""
+    """A run's work directory: identity check, stage folders, sealed markers. ``notice`` says
+    the damaged files found (one line each)."""
 
     def __init__(self, root: Path, identity: Mapping[str, Any], *,
-                 replace_other: bool = False) -> None:
+                 replace_other: bool = False, notice: Notice = say) -> None:
         self.root = root
+        self.notice = notice
         self._replace_other = replace_other
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise OutputError(f"{root}: cannot create the work directory "
                               f"({err.strerror or err})") from err
-        self._check_identity(dict(identity))
+        self._check_identity(json.loads(json.dumps(identity, sort_keys=True, default=str)))
         self._remove_debris()
 
-    def _check_identity(self, identity: dict[str, Any]) -> None:
+    def _write_identity(self, identity: dict[str, Any]) -> None:
+        write_atomic(self.root / IDENTITY, sealed_bytes({"identity": identity}))
+
+    def _recorded_identity(self) -> dict[str, Any] | None:
+        """The identity recorded (None when there is none that can be trusted: then no marker
+        can be either, and they are dropped, said in one line when there were some)."""
         path = self.root / IDENTITY
-        encoded = json.loads(json.dumps(identity, sort_keys=True, default=str))
-        if not path.exists():
-            write_atomic(path, json.dumps(encoded, indent=1, sort_keys=True).encode())
-            return
         try:
-            recorded = json.loads(path.read_text())
-        except (OSError, ValueError) as err:
-            raise ConfigError(f"{path}: unreadable work-directory identity ({err}); "
-                              "remove the work directory to start over") from err
-        differences = identity_differences(recorded, encoded)
+            payload = open_sealed(path)
+            cause = "missing" if payload is None else ""
+        except CorruptDataError as err:
+            payload, cause = None, str(err).removeprefix(f"{path}: ")
+        if payload is not None and isinstance(payload.get("identity"), dict):
+            identity: dict[str, Any] = payload["identity"]
+            return identity
+        done = self.root / "done"
+        if done.exists():
+            self.notice(f"work directory: {path} is {cause or 'damaged (not an identity)'}; "
+                        "computing every stage again")
+            shutil.rmtree(done)
+        return None
+
+    def _check_identity(self, identity: dict[str, Any]) -> None:
+        recorded = self._recorded_identity()
+        if recorded is None:
+            self._write_identity(identity)
+            return
+        differences = identity_differences(recorded, identity)
         if differences and self._replace_other:
             shutil.rmtree(self.root)
             self.root.mkdir(parents=True)
-            write_atomic(path, json.dumps(encoded, indent=1, sort_keys=True).encode())
+            self._write_identity(identity)
             return
         if differences:
             raise ConfigError(
@@ -138,26 +240,23 @@ class WorkDir:
         return path
 
     def marker(self, name: str) -> Path:
-        return self.root / "done" / f"{name}.json"
+        return marker_path(self.root, name)
 
     def done(self, name: str) -> dict[str, Any] | None:
-        """The record a finished step left, or None when it has not finished."""
-        path = self.marker(name)
-        if not path.exists():
-            return None
-        result: dict[str, Any] = json.loads(path.read_text())
-        return result
+        """The record a finished step left, or None when it has not finished or when its marker
+        or a file it marks is damaged (said in one line; the step is then computed again)."""
+        return read_marker(self.root, name, self.notice)
 
-    def mark(self, name: str, record: Mapping[str, Any]) -> None:
-        """Record that step ``name`` has finished (written last, atomically)."""
-        WorkDir.mark_at(self.root, name, record)
+    def mark(self, name: str, record: Mapping[str, Any], files: Iterable[Path] = ()) -> None:
+        """Record that step ``name`` has finished, with the seals of the ``files`` it leaves
+        for later steps (written last, atomically)."""
+        write_marker(self.root, name, record, files)
 
     @staticmethod
-    def mark_at(root: Path, name: str, record: Mapping[str, Any]) -> None:
+    def mark_at(root: Path, name: str, record: Mapping[str, Any],
+                files: Iterable[Path] = ()) -> None:
         """:meth:`mark` for a worker process that has only the directory's path."""
-        path = root / "done" / f"{name}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(dict(record), sort_keys=True).encode())
+        write_marker(root, name, record, files)
 
     def temporary(self, final: Path) -> Path:
         """A fresh temporary directory beside ``final`` (see :func:`publish_dir`)."""

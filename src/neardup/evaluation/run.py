@@ -15,13 +15,14 @@ Every method also gets its figures at ``dedup``'s default rule (``at_default``),
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from neardup._types import BOOL, F64, I64
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, MinHashConfig, SimHashMethod, method_names, method_spec
 from neardup.errors import ConfigError
 from neardup.evaluation.documents import TOKENIZERS, PairDocuments, Tokenize
 from neardup.evaluation.labeled import LabeledSet
@@ -42,19 +43,39 @@ from neardup.methods.registry import EVALUATED
 __all__ = ["DEFAULT_SCORED", "Evaluation", "EvaluationConfig", "MethodResult", "evaluate", "finite"]
 
 
+P = TypeVar("P")
+
 DEFAULT_SCORED = (*EVALUATED, "jaccard")
 """What ``evaluate`` scores when no method is named: the registry's choice and exact Jaccard."""
 
 
 @dataclass(frozen=True, slots=True)
 class EvaluationConfig:
-    """Which methods to evaluate, how to calibrate them, and the fingerprints' parameters."""
+    """Which methods to evaluate, how to calibrate them, and the fingerprints' parameters:
+    ``dedup`` gives the fields every method shares (text, exact levels, verification shingles);
+    ``params``, methods' configs (each method scores with the one of its spec's type, else that
+    type's defaults: one :class:`~neardup.config.MinHashConfig` serves min-hash and
+    one-permutation min-hash)."""
 
     methods: tuple[str, ...] = DEFAULT_SCORED
     folds: int = 5
     seed: int = 0
     tokenize: Tokenize = "canonical"
     dedup: DedupConfig = field(default_factory=DedupConfig)
+    params: tuple[object, ...] = ()
+
+    def config_for(self, name: str) -> DedupConfig:
+        """The DedupConfig method ``name`` scores with (a scorer that is no method reads the
+        shared fields only)."""
+        if name not in method_names():
+            return self.dedup
+        kind = method_spec(name).params
+        given = next((p for p in self.params if kind is not None and isinstance(p, kind)), None)
+        return dataclasses.replace(self.dedup, method=name, params=given, threshold=0.0)
+
+    def params_of(self, kind: type[P]) -> P:
+        """The given config of type ``kind``, else its defaults."""
+        return next((p for p in self.params if isinstance(p, kind)), kind())
 
     def __post_init__(self) -> None:
         if not self.methods:
@@ -73,7 +94,8 @@ class EvaluationConfig:
     @property
     def tag(self) -> str:
         tags = self.dedup.tags
-        parts = [tags["verify"], self.dedup.simhash.tag, self.dedup.minhash.tag, tags["exact"]]
+        parts = [tags["verify"], self.params_of(SimHashMethod).simhash.tag,
+                 self.params_of(MinHashConfig).tag, tags["exact"]]
         if self.dedup.text.extract != "full":
             parts.append(tags["text"])
         return f"evaluate:{self.tokenize}:folds{self.folds}:seed{self.seed}:" + ":".join(parts)
@@ -173,7 +195,8 @@ def _values(method: Scorer, documents: PairDocuments, config: EvaluationConfig,
             source: str) -> F64:
     """The method's natural values; an error names the labeled file."""
     try:
-        values = np.asarray(method.values(documents, config.dedup), dtype=np.float64)
+        values = np.asarray(method.values(documents, config.config_for(method.name)),
+                            dtype=np.float64)
     except ConfigError as error:
         raise ConfigError(f"{source}: {error}") from None
     if values.shape != (len(documents),):

@@ -37,7 +37,7 @@ from numba import njit
 
 from neardup._types import BOOL, I64, U8, U64
 from neardup.config.overlap import ChunkConfig
-from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, _fmix64
+from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, fmix64
 from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
 from neardup.text.nfkc import nfkc_casefold
 from neardup.text.segment import pereira_sentences
@@ -120,7 +120,7 @@ def _scan(buf: U8, classes: U8) -> tuple[U64, I64, I64, I64]:  # pragma: no cove
     while i < buf.size:
         cls, length = _class_at(buf, i, classes)
         if in_token and cls != WORD:  # the token ends
-            hashes[count] = _fmix64(h)
+            hashes[count] = fmix64(h)
             count += 1
             in_token = False
         if cls == SEPARATOR:
@@ -136,12 +136,12 @@ def _scan(buf: U8, classes: U8) -> tuple[U64, I64, I64, I64]:  # pragma: no cove
             for j in range(length):
                 h = (h ^ np.uint64(buf[i + j])) * _FNV_PRIME
             if cls == STANDALONE:  # a character that is a token of its own
-                hashes[count] = _fmix64(h)
+                hashes[count] = fmix64(h)
                 count += 1
                 in_token = False
         i += length
     if in_token:
-        hashes[count] = _fmix64(h)
+        hashes[count] = fmix64(h)
         count += 1
     return hashes[:count], where[0, :count].copy(), where[1, :count].copy(), where[2, :count].copy()
 
@@ -151,14 +151,14 @@ def _chunk_hashes(tokens: U64, ids: I64, seed: np.uint64) -> U64:  # pragma: no 
     if tokens.size == 0:
         return np.empty(0, dtype=np.uint64)
     out = np.empty(ids[-1] + 1, dtype=np.uint64)
-    start = _fmix64(seed ^ _SEED_BASE)
+    start = fmix64(seed ^ _SEED_BASE)
     h, current = start, ids[0]
     for k in range(tokens.size):
         if ids[k] != current:
             out[current] = h
             current = ids[k]
             h = start
-        h = _fmix64(h ^ tokens[k])
+        h = fmix64(h ^ tokens[k])
     out[current] = h
     return out
 

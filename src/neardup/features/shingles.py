@@ -14,7 +14,7 @@ from numba import njit
 
 from neardup._types import U8, U64
 
-__all__ = ["distinct", "shingle_hashes", "shingle_set", "token_hashes"]
+__all__ = ["distinct", "fmix64", "shingle_hashes", "shingle_set", "token_hashes"]
 
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -24,7 +24,7 @@ _SPACE = 32
 
 
 @njit(cache=True, inline="always")
-def _fmix64(h: np.uint64) -> np.uint64:
+def fmix64(h: np.uint64) -> np.uint64:
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xFF51AFD7ED558CCD)
     h ^= h >> np.uint64(33)
@@ -42,7 +42,7 @@ def _token_hashes(buf: U8) -> U64:  # pragma: no cover - compiled
     for byte in buf:
         if byte == _SPACE:
             if in_token:
-                out[count] = _fmix64(h)
+                out[count] = fmix64(h)
                 count += 1
                 h = _FNV_OFFSET
                 in_token = False
@@ -50,7 +50,7 @@ def _token_hashes(buf: U8) -> U64:  # pragma: no cover - compiled
             h = (h ^ np.uint64(byte)) * _FNV_PRIME
             in_token = True
     if in_token:
-        out[count] = _fmix64(h)
+        out[count] = fmix64(h)
         count += 1
     return out[:count]
 
@@ -63,11 +63,11 @@ def _shingles(tokens: U64, width: int, seed: np.uint64) -> U64:  # pragma: no co
     span = min(width, n)
     count = n - span + 1
     out = np.empty(count, dtype=np.uint64)
-    start = _fmix64(seed ^ _SEED_BASE)
+    start = fmix64(seed ^ _SEED_BASE)
     for i in range(count):
         h = start
         for j in range(span):
-            h = _fmix64(h ^ tokens[i + j])
+            h = fmix64(h ^ tokens[i + j])
         out[i] = h
     return out
 

@@ -18,13 +18,13 @@ from neardup.config import MinHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import shingle_hashes
 
-__all__ = ["EMPTY_SLOT", "MinHash", "estimate_jaccard", "permutation_parameters"]
+__all__ = ["EMPTY_SLOT", "MinHash", "estimate_jaccard", "permutation_parameters", "splitmix64"]
 
 EMPTY_SLOT = np.uint64(2**64 - 1)
 _MASK = (1 << 64) - 1
 
 
-def _splitmix64(state: int) -> tuple[int, int]:
+def splitmix64(state: int) -> tuple[int, int]:
     state = (state + 0x9E3779B97F4A7C15) & _MASK
     z = state
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
@@ -38,19 +38,45 @@ def permutation_parameters(num_perm: int, seed: int) -> tuple[U64, U64]:
     multipliers = np.empty(num_perm, dtype=np.uint64)
     offsets = np.empty(num_perm, dtype=np.uint64)
     for i in range(num_perm):
-        state, a = _splitmix64(state)
-        state, b = _splitmix64(state)
+        state, a = splitmix64(state)
+        state, b = splitmix64(state)
         multipliers[i] = a | 1
         offsets[i] = b
     return multipliers, offsets
 
 
 @njit(cache=True)
+def _four_slots(shingles: U64, a: U64, b: U64, i: int,
+                signature: U64) -> None:  # pragma: no cover - compiled
+    """Slots ``i`` to ``i + 3``: two shingles at a time, so that eight independent minima
+    (kept in registers) hide the multiplier's latency."""
+    a0, a1, a2, a3 = a[i], a[i + 1], a[i + 2], a[i + 3]
+    b0, b1, b2, b3 = b[i], b[i + 1], b[i + 2], b[i + 3]
+    m0 = m1 = m2 = m3 = n0 = n1 = n2 = n3 = EMPTY_SLOT
+    n = shingles.size
+    for t in range(0, n - 1, 2):
+        x, y = shingles[t], shingles[t + 1]
+        m0, m1 = min(m0, a0 * x + b0), min(m1, a1 * x + b1)
+        m2, m3 = min(m2, a2 * x + b2), min(m3, a3 * x + b3)
+        n0, n1 = min(n0, a0 * y + b0), min(n1, a1 * y + b1)
+        n2, n3 = min(n2, a2 * y + b2), min(n3, a3 * y + b3)
+    if n % 2:
+        x = shingles[n - 1]
+        m0, m1 = min(m0, a0 * x + b0), min(m1, a1 * x + b1)
+        m2, m3 = min(m2, a2 * x + b2), min(m3, a3 * x + b3)
+    signature[i], signature[i + 1] = min(m0, n0), min(m1, n1)
+    signature[i + 2], signature[i + 3] = min(m2, n2), min(m3, n3)
+
+
+@njit(cache=True)
 def _signature(shingles: U64, multipliers: U64, offsets: U64) -> U64:  # pragma: no cover
     k = multipliers.size
-    signature = np.full(k, np.uint64(2**64 - 1), dtype=np.uint64)
-    for x in shingles:
-        for i in range(k):
+    signature = np.full(k, EMPTY_SLOT, dtype=np.uint64)
+    whole = k - k % 4
+    for i in range(0, whole, 4):
+        _four_slots(shingles, multipliers, offsets, i, signature)
+    for i in range(whole, k):
+        for x in shingles:
             signature[i] = min(multipliers[i] * x + offsets[i], signature[i])
     return signature
 

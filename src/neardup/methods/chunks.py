@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64, U32
-from neardup.config import ChunkConfig, DedupConfig, MethodSpec, OverlapConfig
+from neardup.config import ChunkConfig, ChunkMethod, DedupConfig, MethodSpec, OverlapConfig
 from neardup.document import Document
 from neardup.fingerprints.chunkprint import chunk_fingerprints
 from neardup.methods.joins import ChunkOverlap
@@ -29,7 +29,7 @@ __all__ = ["SPEC", "UNIT", "chunk_features", "shared_chunks"]
 
 def chunk_features(config: DedupConfig) -> FeatureExtractor[U32]:
     """The per-document extractor: the document's distinct chunk fingerprints, sorted."""
-    chunk = config.chunks
+    chunk = config.of(ChunkMethod).chunks
 
     def extract(doc: Document, text: str, canonical: bytes) -> U32:
         return chunk_fingerprints(text, chunk)
@@ -46,13 +46,17 @@ def shared_chunks(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The number of distinct chunk fingerprints the two documents share (S&GM98's F, with
     ``DedupConfig.chunks``; ``dedup`` pairs them when F >= T)."""
     view = documents.text
-    prints = [chunk_fingerprints(text, config.chunks) for text in view.texts]
+    prints = [chunk_fingerprints(text, config.of(ChunkMethod).chunks) for text in view.texts]
     return np.array([np.intersect1d(prints[i], prints[j], assume_unique=True).size
                      for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
                     dtype=np.float64)
 
 
-SPEC = MethodSpec("chunks", lambda c: {"chunks": c.overlap.tag(c.chunks)}, relations=True,
+def _tag(method: ChunkMethod) -> str:
+    return method.overlap.tag(method.chunks)
+
+
+SPEC = MethodSpec("chunks", lambda c: {"chunks": _tag(c.of(ChunkMethod))}, params=ChunkMethod,
                   hint="chunks pairs by shared chunks: see --min-shared")
 """The method as configs see it (declared to the config layer by the registry)."""
 

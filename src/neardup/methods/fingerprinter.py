@@ -11,7 +11,7 @@ import time
 from typing import Any, Generic, overload
 
 from neardup._types import U64
-from neardup.config import DedupConfig, Extractor
+from neardup.config import DedupConfig, Extractor, MinHashConfig, SimHashMethod
 from neardup.document import Document
 from neardup.features.shingles import shingle_set
 from neardup.fingerprints.exact import exact_prints
@@ -77,9 +77,9 @@ class Fingerprinter(Generic[F]):
     def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None) -> None:
         require_extractor(config.text.extract)
         self.config = config
-        self.simhash = SimHash(config.simhash)
+        self.simhash = SimHash(config.of(SimHashMethod).simhash) \
+            if isinstance(join_of(config), HammingTables) else None
         self.minhash = signer_of(config)
-        self.with_simhash = isinstance(join_of(config), HammingTables)
         self.features = features if features is not None else _method_features(config)
 
     def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
@@ -87,7 +87,7 @@ class Fingerprinter(Generic[F]):
         configs agree (the minimum over a set equals that over its bag: hashed once)."""
         if self.minhash is None:
             return None
-        if self.config.minhash.shingles == self.config.verify_shingles:
+        if self.config.of(MinHashConfig).shingles == self.config.verify_shingles:
             return self.minhash.of_shingles(shingles)
         return self.minhash.of_canonical(canonical)
 
@@ -102,7 +102,7 @@ class Fingerprinter(Generic[F]):
         verify = self.config.verify_shingles
         shingles = shingle_set(canonical, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
-        simhash = self.simhash.of_canonical(canonical) if self.with_simhash else 0
+        simhash = self.simhash.of_canonical(canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
         features = self.features(doc, text, canonical) if self.features else None
         return Prints(

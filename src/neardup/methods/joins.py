@@ -30,7 +30,7 @@ from neardup.config import DedupConfig, MinHashConfig
 from neardup.index.lsh import LSHBands, choose_bands
 from neardup.methods.scoring import ScoredPairs
 
-__all__ = ["LSH_FALSE_POSITIVE_WEIGHT", "ChunkOverlap", "HammingTables", "Join",
+__all__ = ["LSH_FALSE_POSITIVE_WEIGHT", "ChunkOverlap", "HammingTables", "Join", "JoinKind",
            "ParagraphIterations", "SignatureBands", "Signer", "SketchCounts", "SmfaMatches"]
 
 LSH_FALSE_POSITIVE_WEIGHT = 0.1
@@ -50,74 +50,71 @@ class Signer(Protocol):
     def of_canonical(self, canonical: bytes | str) -> U64: ...
 
 
+class JoinKind:
+    """What every join kind says of itself (the defaults; a kind overrides what differs)."""
+
+    __slots__ = ()
+    reuses_keys: ClassVar[bool] = False
+    """A later ``--against`` run joins only its new documents' keys with these."""
+    simhash_column: ClassVar[bool] = False
+    """Each survivor's simhash is an output column."""
+
+
 @dataclass(frozen=True, slots=True)
-class HammingTables:
+class HammingTables(JoinKind):
     """Candidates: documents whose simhashes differ in at most ``max_hamming`` bits; each
     survivor's simhash is an output column."""
 
     reuses_keys: ClassVar[bool] = True
-    """A later ``--against`` run joins only its new documents' keys with these."""
     simhash_column: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
-class SignatureBands:
+class SignatureBands(JoinKind):
     """Candidates: documents with an equal LSH band of their signatures (``signer`` builds the
     signer from the min-hash config: width, seed, shingles)."""
 
     signer: Callable[[MinHashConfig], Signer]
     reuses_keys: ClassVar[bool] = True
-    simhash_column: ClassVar[bool] = False
 
     def estimates(self, documents: ScoredPairs, config: DedupConfig) -> F64:
         """The share of equal signature slots of each pair of ``documents`` (evaluation's
         score of a signature method)."""
-        signer = self.signer(config.minhash)
-        view = documents.text
+        minhash = config.of(MinHashConfig)
+        signer, view = self.signer(minhash), documents.text
         signatures = np.stack([signer.of_canonical(text) for text in documents.canonical]) \
-            if documents.canonical else np.empty((0, config.minhash.num_perm), dtype=np.uint64)
+            if documents.canonical else np.empty((0, minhash.num_perm), dtype=np.uint64)
         equal = signatures[view.first] == signatures[view.second]
         return np.asarray(equal.mean(axis=1), dtype=np.float64)
 
     @staticmethod
     def banding(config: DedupConfig) -> LSHBands:
         """The bands and rows for the config's signature width and threshold."""
-        return choose_bands(config.minhash.num_perm, config.threshold,
+        return choose_bands(config.of(MinHashConfig).num_perm, config.threshold,
                             LSH_FALSE_POSITIVE_WEIGHT)
 
 
 @dataclass(frozen=True, slots=True)
-class SketchCounts:
+class SketchCounts(JoinKind):
     """Candidates: documents sharing sketch values (``supershingles``: one super-shingle),
     counted out of core; the counts estimate resemblance (or containment)."""
 
     supershingles: bool = False
-    reuses_keys: ClassVar[bool] = False
-    simhash_column: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, slots=True)
-class ChunkOverlap:
+class ChunkOverlap(JoinKind):
     """Candidates: documents sharing at least ``min_shared`` chunk fingerprints (S&GM)."""
 
-    reuses_keys: ClassVar[bool] = False
-    simhash_column: ClassVar[bool] = False
-
 
 @dataclass(frozen=True, slots=True)
-class SmfaMatches:
+class SmfaMatches(JoinKind):
     """Candidates: documents with equal single fingerprints (Wang and Chen)."""
 
-    reuses_keys: ClassVar[bool] = False
-    simhash_column: ClassVar[bool] = False
-
 
 @dataclass(frozen=True, slots=True)
-class ParagraphIterations:
+class ParagraphIterations(JoinKind):
     """Candidates: documents sharing shingle paragraphs, over Pereira et al.'s iterations."""
-
-    reuses_keys: ClassVar[bool] = False
-    simhash_column: ClassVar[bool] = False
 
 
 Join = (HammingTables | SignatureBands | SketchCounts | ChunkOverlap | SmfaMatches

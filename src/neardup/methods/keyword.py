@@ -18,7 +18,7 @@ import numpy as np
 
 from neardup._types import F64, I64
 from neardup.cluster.broder import count_shared, drop_common, expand_sorted
-from neardup.config import DedupConfig, MethodSpec
+from neardup.config import DedupConfig, KeywordConfig, MethodSpec
 from neardup.document import Document
 from neardup.fingerprints.keywords import Keywords, KeywordVector, cosine, pair_cosines
 from neardup.methods.prints import Prints
@@ -33,7 +33,7 @@ __all__ = ["SPEC", "UNIT", "find_keyword", "keyword_cosines", "keyword_features"
 
 def keyword_features(config: DedupConfig) -> FeatureExtractor[KeywordVector]:
     """The per-document extractor: the keyword vector of the canonical text."""
-    keywords = Keywords(config.keyword)
+    keywords = Keywords(config.of(KeywordConfig))
 
     def extract(doc: Document, text: str, canonical: bytes) -> KeywordVector:
         return keywords.of_canonical(canonical)
@@ -54,7 +54,7 @@ def find_keyword(config: DedupConfig, prints: list[Prints[KeywordVector]],
     meter = PhaseMeter()
     with meter.phase("candidates"):
         flat, offsets = csr([v.terms for v in vectors])
-        runs = drop_common(expand_sorted(flat, offsets), config.keyword.drop_common)
+        runs = drop_common(expand_sorted(flat, offsets), config.of(KeywordConfig).drop_common)
         shared = count_shared(runs, len(vectors))
     with meter.phase("cosine"):
         cosines = pair_cosines(vectors, shared.a, shared.b)
@@ -67,7 +67,7 @@ def find_keyword(config: DedupConfig, prints: list[Prints[KeywordVector]],
                                                        strict=True)], dtype=np.float64)
     scored = dataclasses.replace(pairs, estimate=estimate)
     parameters: dict[str, object] = {
-        "keyword": config.keyword.tag, "threshold": config.threshold,
+        "keyword": config.of(KeywordConfig).tag, "threshold": config.threshold,
         "dropped_keywords": int(runs.dropped.size), "below_threshold": int(np.count_nonzero(~keep)),
         "phases": meter.as_dict()}
     return NearStage(scored, int(shared.a.size), rejected + int(np.count_nonzero(~keep)),
@@ -77,15 +77,15 @@ def find_keyword(config: DedupConfig, prints: list[Prints[KeywordVector]],
 def keyword_cosines(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The cosine of the two documents' keyword vectors (``DedupConfig.keyword``)."""
     view = documents.text
-    keywords = Keywords(config.keyword)
+    keywords = Keywords(config.of(KeywordConfig))
     vectors = [keywords.of_canonical(tokens) for tokens in documents.canonical]
     return np.array([cosine(vectors[i], vectors[j])
                      for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
                     dtype=np.float64)
 
 
-SPEC = MethodSpec("keyword", lambda c: {"keyword": f"{c.keyword.tag}:cos{c.threshold}"},
-                  threshold=True, default_threshold=0.9)
+SPEC = MethodSpec("keyword", lambda c: {"keyword": f"{c.of(KeywordConfig).tag}:cos{c.threshold}"},
+                  threshold=True, default_threshold=0.9, params=KeywordConfig)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 UNIT: NearMethod[KeywordVector] = NearMethod(

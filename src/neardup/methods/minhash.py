@@ -8,7 +8,7 @@ verification shingles when the two shingle configs agree).
 
 from __future__ import annotations
 
-from neardup.config import MethodSpec
+from neardup.config import MethodSpec, MinHashConfig
 from neardup.fingerprints.minhash import MinHash
 from neardup.methods.joins import SignatureBands
 from neardup.methods.scoring import UNIT_CURVE, Rule, Scorer
@@ -17,8 +17,8 @@ from neardup.methods.unit import NearMethod
 __all__ = ["SPEC", "UNIT"]
 
 
-SPEC = MethodSpec("minhash", lambda c: {"minhash": c.minhash.tag}, threshold=True,
-                  estimates=True)
+SPEC = MethodSpec("minhash", lambda c: {"minhash": c.of(MinHashConfig).tag}, threshold=True,
+                  estimates=True, params=MinHashConfig)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 JOIN = SignatureBands(MinHash)

@@ -32,41 +32,22 @@ from numba import njit
 
 from neardup._types import BOOL, U64
 from neardup.config import MethodSpec, MinHashConfig
-from neardup.features.shingles import shingle_hashes
+from neardup.features.shingles import fmix64, shingle_hashes
+from neardup.fingerprints.minhash import EMPTY_SLOT, splitmix64
 from neardup.methods.joins import SignatureBands
 from neardup.methods.scoring import UNIT_CURVE, Rule, Scorer
 from neardup.methods.unit import NearMethod
 
 __all__ = ["EMPTY_SLOT", "SPEC", "UNIT", "OnePermutationMinHash", "oph_keys"]
 
-EMPTY_SLOT = np.uint64(2**64 - 1)
-_MASK = (1 << 64) - 1
 _PROBE_ROUNDS = 4  # random probes per bin, in multiples of K, before the linear fallback
-
-
-def _splitmix64(state: int) -> tuple[int, int]:
-    state = (state + 0x9E3779B97F4A7C15) & _MASK
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return state, z ^ (z >> 31)
 
 
 def oph_keys(seed: int) -> tuple[np.uint64, np.uint64]:
     """The shingle key and the probe key of ``seed``: two SplitMix64 outputs."""
-    state, key = _splitmix64(seed)
-    _, probe_key = _splitmix64(state)
+    state, key = splitmix64(seed)
+    _, probe_key = splitmix64(state)
     return np.uint64(key), np.uint64(probe_key)
-
-
-@njit(cache=True, inline="always")
-def _fmix64(h: np.uint64) -> np.uint64:  # pragma: no cover - compiled
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
-    return h
 
 
 @njit(cache=True, inline="always")
@@ -81,7 +62,7 @@ def _fill_bins(shingles: U64, key: np.uint64, out: U64, filled: BOOL) -> None:  
     hashes = np.empty(shingles.size, dtype=np.uint64)
     where = np.empty(shingles.size, dtype=np.int64)
     for n in range(shingles.size):
-        hashes[n] = _fmix64(shingles[n] ^ key)
+        hashes[n] = fmix64(shingles[n] ^ key)
         where[n] = _bin(hashes[n], bins)
     for n in range(shingles.size):
         b = where[n]
@@ -94,7 +75,7 @@ def _source_bin(i: int, probe_key: np.uint64, filled: BOOL) -> int:  # pragma: n
     k = filled.size
     bins = np.uint64(k)
     for attempt in range(_PROBE_ROUNDS * k):
-        j = _bin(_fmix64(probe_key ^ ((np.uint64(i) << np.uint64(32)) | np.uint64(attempt))),
+        j = _bin(fmix64(probe_key ^ ((np.uint64(i) << np.uint64(32)) | np.uint64(attempt))),
                  bins)
         if filled[j]:
             return int(j)
@@ -140,8 +121,8 @@ class OnePermutationMinHash:
         return self.of_shingles(shingle_hashes(canonical, width, seed))
 
 
-SPEC = MethodSpec("oph", lambda c: {"oph": OnePermutationMinHash(c.minhash).tag}, threshold=True,
-                  estimates=True)
+SPEC = MethodSpec("oph", lambda c: {"oph": OnePermutationMinHash(c.of(MinHashConfig)).tag},
+                  threshold=True, estimates=True, params=MinHashConfig)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 JOIN = SignatureBands(OnePermutationMinHash)

@@ -35,7 +35,7 @@ __all__ = ["SPEC", "UNIT", "paragraph_features", "paragraph_parameters",
 
 def paragraph_features(config: DedupConfig) -> FeatureExtractor[ParagraphPrint | None]:
     """The per-document extractor: shingle-paragraph keys, or None for a short document."""
-    paragraphs = config.paragraphs
+    paragraphs = config.of(ParagraphConfig)
 
     def extract(doc: Document, text: str, canonical: bytes) -> ParagraphPrint | None:
         return paragraph_print(text, paragraphs)
@@ -76,7 +76,7 @@ def paragraph_parameters(config: DedupConfig, documents: int, considered: int, t
                          growth: list[dict[str, object]]) -> dict[str, object]:
     """The method's ``near`` summary: ``documents`` counted (exact-level groups weighed),
     ``considered`` survivors with shingle paragraphs, ``too_short`` without, and the growth."""
-    cfg = config.paragraphs
+    cfg = config.of(ParagraphConfig)
     last = growth[-1] if growth else {}
     return {
         "paragraphs": cfg.tag, "level": cfg.level, "iterations": cfg.iterations,
@@ -96,7 +96,7 @@ def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
     (``100 * shared / max(n_a, n_b)``, Pereira's near-duplicate level); 0 when either document
     is not longer than ``DedupConfig.paragraphs.min_chars`` characters."""
     view = documents.text
-    prints = [paragraph_print(text, config.paragraphs) for text in view.texts]
+    prints = [paragraph_print(text, config.of(ParagraphConfig)) for text in view.texts]
     values = []
     for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True):
         a, b = prints[i], prints[j]
@@ -108,8 +108,8 @@ def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
     return np.array(values, dtype=np.float64)
 
 
-SPEC = MethodSpec("shingle-paragraphs", lambda c: {"paragraphs": c.paragraphs.tag},
-                  hint="see --level")
+SPEC = MethodSpec("shingle-paragraphs", lambda c: {"paragraphs": c.of(ParagraphConfig).tag},
+                  hint="see --level", params=ParagraphConfig)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 UNIT: NearMethod[ParagraphPrint | None] = NearMethod(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from neardup.config import DedupConfig, declare_method, withdraw_method
+from neardup.config import DedupConfig, MinHashConfig, declare_method, withdraw_method
 from neardup.errors import ConfigError
 from neardup.methods import (
     chunks,
@@ -85,7 +85,7 @@ def join_of(config: DedupConfig) -> Join | None:
 def signer_of(config: DedupConfig) -> Signer | None:
     """The signer of ``config.method`` when its candidates come from signature bands."""
     join = join_of(config)
-    return join.signer(config.minhash) if isinstance(join, SignatureBands) else None
+    return join.signer(config.of(MinHashConfig)) if isinstance(join, SignatureBands) else None
 
 
 def scorers() -> tuple[Scorer, ...]:

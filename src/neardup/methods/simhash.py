@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64
-from neardup.config import DEFAULT_MAX_HAMMING, DedupConfig, MethodSpec
+from neardup.config import DEFAULT_MAX_HAMMING, DedupConfig, MethodSpec, SimHashMethod
 from neardup.fingerprints.simhash import SimHash
 from neardup.methods.joins import HammingTables
 from neardup.methods.scoring import SIMHASH_K, Rule, ScoredPairs, Scorer
@@ -22,7 +22,7 @@ __all__ = ["SPEC", "UNIT", "simhash_distances"]
 
 def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The Hamming distance of the two documents' simhashes."""
-    simhash = SimHash(config.simhash)
+    simhash = SimHash(config.of(SimHashMethod).simhash)
     view = documents.text
     prints = np.array([simhash.of_canonical(tokens) for tokens in documents.canonical],
                       dtype=np.uint64)
@@ -30,7 +30,8 @@ def simhash_distances(documents: ScoredPairs, config: DedupConfig) -> F64:
     return np.asarray(distances, dtype=np.float64)
 
 
-SPEC = MethodSpec("simhash", lambda c: {"simhash": c.simhash.tag},
+SPEC = MethodSpec("simhash", lambda c: {"simhash": c.of(SimHashMethod).simhash.tag},
+                  params=SimHashMethod,
                   hint="simhash pairs documents within --k bits; --min-resemblance drops weak "
                        "pairs after verification")
 """The method as configs see it (declared to the config layer by the registry)."""

@@ -37,7 +37,7 @@ from neardup.cluster.broder import (
     drop_common,
     expand_sorted,
 )
-from neardup.config import DedupConfig, MethodSpec
+from neardup.config import DedupConfig, MethodSpec, SketchMethod
 from neardup.config.checks import require
 from neardup.document import Document
 from neardup.fingerprints.sketch import Sketcher, estimate_resemblance
@@ -65,12 +65,13 @@ class SketchFeatures:
 def sketch_features(config: DedupConfig, window: int = 0) -> FeatureExtractor[SketchFeatures]:
     """The per-document extractor of the sketch methods (runs in the worker processes): the
     sketch, and the super-shingles of ``window`` sketch values when ``window`` > 0."""
-    sketcher = Sketcher(config.sketch)
+    sketcher = Sketcher(config.of(SketchMethod).sketch)
+    seed = config.of(SketchMethod).sketch.seed
 
     def extract(doc: Document, text: str, canonical: bytes) -> SketchFeatures:
         started = time.process_time()
         sketch, modulus = sketcher.with_modulus(sketcher.shingles_of(canonical))
-        supers = supershingles(sketch, window, config.sketch.seed) if window else None
+        supers = supershingles(sketch, window, seed) if window else None
         return SketchFeatures(sketch, modulus, supers, time.process_time() - started)
 
     return extract
@@ -130,16 +131,16 @@ Select = Callable[[DedupConfig, list[SketchFeatures], I64, PhaseMeter, dict[str,
 
 def document_sketches(documents: ScoredPairs, config: DedupConfig) -> list[tuple[U64, int]]:
     """Each distinct document's sketch and modulus (for the scorers)."""
-    sketcher = Sketcher(config.sketch)
+    sketcher = Sketcher(config.of(SketchMethod).sketch)
     return [sketcher.with_modulus(sketcher.shingles_of(tokens)) for tokens in documents.canonical]
 
 
 def sketch_estimates_of(documents: ScoredPairs, config: DedupConfig) -> F64:
     """Broder's resemblance estimate from the two sketches (MOD pairs under the larger modulus)."""
     sketches, view = document_sketches(documents, config), documents.text
-    adaptive = config.sketch.adaptive > 0
+    adaptive = config.of(SketchMethod).sketch.adaptive > 0
     return np.array([
-        estimate_resemblance(sketches[i][0], sketches[j][0], config.sketch,
+        estimate_resemblance(sketches[i][0], sketches[j][0], config.of(SketchMethod).sketch,
                              (sketches[i][1], sketches[j][1]) if adaptive else None)
         for i, j in zip(view.first.tolist(), view.second.tolist(), strict=True)],
         dtype=np.float64)
@@ -147,13 +148,13 @@ def sketch_estimates_of(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 def _sketch_check(config: DedupConfig) -> None:
     if config.relation == "contained":
-        require(config.sketch.kind == "mod", "relation", config.relation,
+        require(config.of(SketchMethod).sketch.kind == "mod", "relation", config.relation,
                 "needs method 'sketch' with MOD sketches (containment)")
 
 
-SPEC = MethodSpec("sketch", lambda c: {"sketch": c.sketch.tag}, threshold=True,
+SPEC = MethodSpec("sketch", lambda c: {"sketch": c.of(SketchMethod).sketch.tag}, threshold=True,
                   default_threshold=0.5, estimates=True, containment=True,
-                  check=_sketch_check)
+                  check=_sketch_check, params=SketchMethod)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 UNIT: NearMethod[SketchFeatures] = NearMethod(

@@ -20,7 +20,7 @@ from typing import Final, Literal
 import numpy as np
 
 from neardup._types import F64
-from neardup.config import DedupConfig, MethodSpec
+from neardup.config import DedupConfig, MethodSpec, SmfaConfig
 from neardup.document import Document
 from neardup.fingerprints.smfa import SmfaPrint, smfa_fingerprint
 from neardup.methods.joins import SmfaMatches
@@ -38,7 +38,7 @@ SmfaFeatures = SmfaPrint | Literal["not-html"] | None
 
 def smfa_features(config: DedupConfig) -> FeatureExtractor[SmfaFeatures]:
     """The per-document extractor: the SMFA fingerprint, None, or NOT_HTML."""
-    smfa = config.smfa
+    smfa = config.of(SmfaConfig)
 
     def extract(doc: Document, text: str, canonical: bytes) -> SmfaFeatures:
         if doc.kind != "html":
@@ -51,7 +51,7 @@ def smfa_features(config: DedupConfig) -> FeatureExtractor[SmfaFeatures]:
 def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
     """1 when the two pages have the same SMFA fingerprint, else 0 (raw HTML needed)."""
     view = documents.html
-    prints = [smfa_fingerprint(html_blocks(raw, charset="utf-8"), config.smfa)
+    prints = [smfa_fingerprint(html_blocks(raw, charset="utf-8"), config.of(SmfaConfig))
               for raw in view.raw]
     return np.array([float(prints[i] is not None and prints[j] is not None
                            and prints[i].digest == prints[j].digest)
@@ -59,7 +59,7 @@ def smfa_equal(documents: ScoredPairs, config: DedupConfig) -> F64:
                     dtype=np.float64)
 
 
-SPEC = MethodSpec("smfa", lambda c: {"smfa": c.smfa.tag})
+SPEC = MethodSpec("smfa", lambda c: {"smfa": c.of(SmfaConfig).tag}, params=SmfaConfig)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 UNIT: NearMethod[SmfaFeatures] = NearMethod(

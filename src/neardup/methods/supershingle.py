@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import F64, I64
-from neardup.config import DedupConfig, MethodSpec
+from neardup.config import DedupConfig, MethodSpec, SketchMethod
 from neardup.config.checks import require
 from neardup.fingerprints.sketch_pairs import pair_estimates
 from neardup.fingerprints.supershingle import supershingles
@@ -33,23 +33,25 @@ __all__ = ["SPEC", "UNIT", "shared_supershingles", "supershingle_features"]
 
 def supershingle_features(config: DedupConfig) -> FeatureExtractor[SketchFeatures]:
     """The sketch extractor, with the super-shingles of each sketch."""
-    return sketch_features(config, config.supershingle_size)
+    return sketch_features(config, config.of(SketchMethod).supershingle_size)
 
 
 def _select(config: DedupConfig, chosen: list[SketchFeatures], lengths: I64, meter: PhaseMeter,
             stats: dict[str, object]) -> SketchFound:
     supers = [f.supershingles if f.supershingles is not None else np.empty(0, np.uint64)
               for f in chosen]
-    _, shared = phase_counts(meter, supers, config.drop_common, stats)
+    method = config.of(SketchMethod)
+    _, shared = phase_counts(meter, supers, method.drop_common, stats)
     with meter.phase("estimates"):
         flat, offsets, moduli = sketch_arrays(chosen)
-        r, _, _ = pair_estimates(flat, offsets, moduli, shared.a, shared.b, config.sketch)
+        r, _, _ = pair_estimates(flat, offsets, moduli, shared.a, shared.b, method.sketch)
     return SketchFound(shared.a, shared.b, r, shared.count, "near", int(shared.a.size))
 
 
 def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The number of super-shingles the two documents have in common."""
-    size, seed = config.supershingle_size, config.sketch.seed
+    method = config.of(SketchMethod)
+    size, seed = method.supershingle_size, method.sketch.seed
     supers = [supershingles(sketch, size, seed) for sketch, _ in
               document_sketches(documents, config)]
     view = documents.text
@@ -60,13 +62,18 @@ def shared_supershingles(documents: ScoredPairs, config: DedupConfig) -> F64:
 
 
 def _supershingle_check(config: DedupConfig) -> None:
-    require(config.sketch.adaptive == 0, "sketch.adaptive", config.sketch.adaptive,
+    adaptive = config.of(SketchMethod).sketch.adaptive
+    require(adaptive == 0, "sketch.adaptive", adaptive,
             "super-shingles need one modulus for every document")
 
 
-SPEC = MethodSpec("supershingle", lambda c: {
-    "sketch": c.sketch.tag, "supershingle": f"supershingle:n{c.supershingle_size}"},
-    check=_supershingle_check)
+def _tags(config: DedupConfig) -> dict[str, str]:
+    method = config.of(SketchMethod)
+    return {"sketch": method.sketch.tag,
+            "supershingle": f"supershingle:n{method.supershingle_size}"}
+
+
+SPEC = MethodSpec("supershingle", _tags, check=_supershingle_check, params=SketchMethod)
 """The method as configs see it (declared to the config layer by the registry)."""
 
 UNIT: NearMethod[SketchFeatures] = NearMethod(

@@ -37,7 +37,7 @@ import numpy.typing as npt
 from numba import njit
 
 from neardup._types import BOOL, I64, U8, U32, U64
-from neardup.features.shingles import _fmix64, distinct
+from neardup.features.shingles import distinct, fmix64
 from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, _run_length
@@ -56,7 +56,7 @@ _SCREEN_SEED = 0xD6E8FEB86659FD93
 @njit(cache=True, inline="always")
 def _bucket(key: np.uint64, seed: np.uint64, buckets: int) -> int:
     # Lemire's multiply-shift of the top 32 bits into [0, buckets): no division.
-    top = _fmix64(key ^ seed) >> np.uint64(32)
+    top = fmix64(key ^ seed) >> np.uint64(32)
     return int((top * np.uint64(buckets)) >> np.uint64(32))
 
 
@@ -78,7 +78,7 @@ def _is_deferred(key: np.uint64, deferred: U64, screen: U8) -> bool:
     """Whether ``key`` is in the sorted ``deferred``; ``screen``, a one-hash Bloom filter of it,
     spares almost every pair the binary search (whose mispredicted branches cost more than the
     rest of a scan's work per pair)."""
-    bit = int(_fmix64(key ^ np.uint64(_SCREEN_SEED)) & np.uint64(screen.size * 8 - 1))
+    bit = int(fmix64(key ^ np.uint64(_SCREEN_SEED)) & np.uint64(screen.size * 8 - 1))
     if not (screen[bit >> 3] >> (bit & 7)) & 1:
         return False
     # Written out: np.searchsorted, or calling _lower_bound from here, made the scans 10 to 20
@@ -98,7 +98,7 @@ def _screen_bits(keys: U64, bits: int) -> I64:  # pragma: no cover - compiled
     """The screen bit of each key, as :func:`_is_deferred` computes it."""
     out = np.empty(keys.size, dtype=np.int64)
     for i in range(keys.size):
-        out[i] = int(_fmix64(keys[i] ^ np.uint64(_SCREEN_SEED)) & np.uint64(bits - 1))
+        out[i] = int(fmix64(keys[i] ^ np.uint64(_SCREEN_SEED)) & np.uint64(bits - 1))
     return out
 
 
@@ -180,8 +180,8 @@ def _set_prints(fprints: U32, docs: U32, counts: I64, first: U64,
     for i in range(docs.size):
         f = np.uint64(fprints[i])
         counts[docs[i]] += 1
-        first[docs[i]] += _fmix64(f ^ np.uint64(0x5851F42D4C957F2D))
-        second[docs[i]] += _fmix64(f ^ np.uint64(0x14057B7EF767814F))
+        first[docs[i]] += fmix64(f ^ np.uint64(0x5851F42D4C957F2D))
+        second[docs[i]] += fmix64(f ^ np.uint64(0x14057B7EF767814F))
 
 
 class _Scan:
@@ -255,7 +255,7 @@ def _sample_rows(fprints: U32, seed: np.uint64, cutoff: np.uint64,
     distinct fingerprints sampled."""
     sampled = 0
     for i in range(fprints.size):
-        chosen[i] = _fmix64(np.uint64(fprints[i]) ^ seed) < cutoff
+        chosen[i] = fmix64(np.uint64(fprints[i]) ^ seed) < cutoff
         if chosen[i] and (i == 0 or fprints[i] != fprints[i - 1]):
             sampled += 1
     return sampled

@@ -26,13 +26,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neardup.config import DedupConfig, KeepPolicy, method_spec, threshold_methods
+from neardup.config import (
+    DedupConfig,
+    KeepPolicy,
+    SimHashMethod,
+    method_spec,
+    threshold_refusal,
+)
 from neardup.document import Document
 from neardup.engine.result import DedupResult
-from neardup.engine.run import EngineOptions, run_engine
+from neardup.engine.run import DEFAULT_MEMORY_BYTES, EngineOptions, run_engine
 from neardup.errors import ConfigError
-from neardup.methods.joins import HammingTables
-from neardup.methods.registry import near_method
 from neardup.pipeline.inputs import TextKind, documents_from, is_dataset, is_table
 from neardup.store.durable import scratch_area
 
@@ -53,29 +57,28 @@ def dedup_config(method: str | None = None, *, threshold: float | None = None,
     read is refused."""
     method = method or _DEFAULTS.method
     method_spec(method)  # refuses an unknown method, naming the known ones
-    if threshold is not None and method not in threshold_methods():
-        raise ConfigError(f"threshold {threshold} has no effect with method {method!r}: it is "
-                          f"read by {' and '.join(threshold_methods())}")
-    unit = near_method(method)
-    if k is not None and not (unit is not None and isinstance(unit.join, HammingTables)):
+    if (refusal := threshold_refusal(method, threshold)) is not None:
+        raise ConfigError(refusal)
+    if k is not None and method_spec(method).params is not SimHashMethod:
         raise ConfigError(f"k={k} has no effect with method {method!r}: it is the Hamming "
-                          "distance of the methods searched through Hamming tables")
-    given: dict[str, Any] = {"method": method, "threshold": threshold, "max_hamming": k,
+                          "distance of simhash's search")
+    params = SimHashMethod(max_hamming=k) if k is not None else None
+    given: dict[str, Any] = {"method": method, "threshold": threshold, "params": params,
                              "keep": keep}
     return DedupConfig(**{name: value for name, value in given.items() if value is not None})
 
 
 def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
                     config: DedupConfig | None = None, *, workers: int = 1,
-                    memory_limit: int = 2 << 30,
+                    memory_limit: int = DEFAULT_MEMORY_BYTES,
                     progress: Callable[[str, int, int], None] | None = None,
                     columns: list[str] | None = None) -> DedupResult:
     """Find exact and near-duplicate documents and cluster them with the batch engine.
 
     ``docs``: Documents, plain strings, or dicts with a ``text`` field. ``config``: the
     defaults of :class:`DedupConfig` unless given. ``memory_limit``: the bytes the engine's
-    stages may hold (the command line's ``--memory-limit``; they fill it before spilling to
-    disk). Returns every table of the run (documents, clusters, pairs, a method's extra tables;
+    stages may hold (the command line's ``--memory-limit``; beyond it they spill to disk).
+    Returns every table of the run (documents, clusters, pairs, a method's extra tables;
     only ``columns`` of the documents table when given) and its summary as a
     :class:`DedupResult`."""
     with tempfile.TemporaryDirectory(prefix="neardup-") as scratch, scratch_area():
@@ -91,7 +94,8 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
           threshold: float | None = None, k: int | None = None, keep: KeepPolicy | None = None,
           text: str = "text", id: str | None = None, url: str | None = None,
           kind: TextKind = "text", config: DedupConfig | None = None,
-          workers: int = 1, memory_limit: int = 2 << 30, output: Output = "table") -> Any:
+          workers: int = 1, memory_limit: int = DEFAULT_MEMORY_BYTES,
+          output: Output = "table") -> Any:
     """Deduplicate ``data``.
 
     ``output="table"`` (the default): a pyarrow Table with one row per input row, in order:

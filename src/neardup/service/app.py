@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import hmac
 import tempfile
 from collections.abc import AsyncIterator
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -23,25 +22,27 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from neardup.cluster.sweeps import most_recent_url
 from neardup.config import StoreConfig
 from neardup.document import Document
-from neardup.errors import (
-    ConfigError,
-    CorruptDataError,
-    NeardupError,
-    OutputError,
-    SourceError,
-)
-from neardup.service.compare import add_compare_route, seen_fields
+from neardup.errors import NeardupError
+from neardup.service.compare import add_compare_route
 from neardup.service.docs import add_offline_docs
 from neardup.service.guard import Guard
 from neardup.service.metrics import Metrics
-from neardup.service.readers import WriterLink
+from neardup.service.problems import (
+    Problem,
+    check_token,
+    error_response,
+    invalid_response,
+    neardup_response,
+)
+from neardup.service.queries import QueryRoute, query_answer
+from neardup.service.readers import ForwardAdds, WriterLink
 from neardup.service.schemas import (
     AddAnswer,
     AddedDocument,
@@ -54,7 +55,7 @@ from neardup.service.schemas import (
     query_request,
 )
 from neardup.service.settings import ServiceConfig
-from neardup.service.writer import Busy, GroupWriter
+from neardup.service.writer import GroupWriter
 from neardup.sources import open_sources
 from neardup.sources.fields import host_of
 from neardup.store import Store
@@ -75,17 +76,6 @@ class _State:
     config: ServiceConfig
     writer: GroupWriter | None
     metrics: Metrics
-    link: WriterLink | None = None
-    """In a reader process: the way to the writer process, which adds."""
-
-
-class Problem(HTTPException):
-    """An error answered as JSON."""
-
-    def __init__(self, status: int, kind: str, message: str,
-                 headers: dict[str, str] | None = None) -> None:
-        super().__init__(status, message, headers)
-        self.kind = kind
 
 
 def _state(request: Request) -> _State:
@@ -96,20 +86,10 @@ def _state(request: Request) -> _State:
     return state
 
 
-def _check_token(request: Request, authorization: str | None, what: str) -> None:
-    """``Authorization: Bearer <token>`` with the service token, or 401 (one scheme only)."""
-    token = _state(request).config.token
-    scheme, _, given = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not given.strip() or \
-            not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise Problem(401, "unauthorized", f"{what} needs the service token "
-                      "(Authorization: Bearer <token>)", {"WWW-Authenticate": "Bearer"})
-
-
 def _writer_token(request: Request,
                   authorization: Annotated[str | None, Header()] = None) -> None:
     """Writes need ``Authorization: Bearer <token>``."""
-    _check_token(request, authorization, "a write")
+    check_token(_state(request).config.token, authorization, "a write")
 
 
 async def _reader_token(request: Request) -> None:
@@ -119,7 +99,8 @@ async def _reader_token(request: Request) -> None:
     if not (path.startswith("/v1/") or path == "/metrics"):
         return
     if not _state(request).config.public_reads:
-        _check_token(request, request.headers.get("authorization"), "a read")
+        check_token(_state(request).config.token, request.headers.get("authorization"),
+                    "a read")
 
 
 async def _fresh(request: Request) -> None:
@@ -146,7 +127,7 @@ def create_app(config: ServiceConfig, store: Store | None = None,
         if store is not None:
             if not store.read_only:
                 writer = GroupWriter(store, config.group_max, config.queue_limit)
-            app.state.neardup = _State(store, config, writer, metrics, link)
+            app.state.neardup = _State(store, config, writer, metrics)
         try:
             yield
         finally:
@@ -159,10 +140,14 @@ def create_app(config: ServiceConfig, store: Store | None = None,
                   docs_url=None, redoc_url=None)
     add_offline_docs(app, "neardup")
     add_compare_route(app, ERRORS)
+    max_k = (store.config if store is not None else StoreConfig()).max_k
+    app.add_middleware(QueryRoute, max_k=max_k)       # inside the guard: added first
+    if link is not None:                              # a reader: adds go to the writer
+        app.add_middleware(ForwardAdds, link=link)
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
     _handlers(app)
     _write_routes(app)
-    _read_routes(app, (store.config if store is not None else StoreConfig()).max_k)
+    _read_routes(app, max_k)
     return app
 
 
@@ -172,51 +157,27 @@ def openapi_document() -> dict[str, Any]:
     return schema
 
 
-def _error(status: int, kind: str, message: str,
-           headers: dict[str, str] | None = None) -> JSONResponse:
-    body = {"error": {"code": status, "type": kind, "message": message}}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
 def _handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
         kind = getattr(error, "kind", {404: "not_found", 405: "method_not_allowed"}.get(
             error.status_code, "http_error"))
-        return _error(error.status_code, kind, str(error.detail), dict(error.headers or {}))
+        return error_response(error.status_code, kind, str(error.detail), dict(error.headers or {}))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
-        problems = error.errors()
-        if any(p.get("type") == "json_invalid" for p in problems):
-            return _error(400, "malformed_json", "the body is not valid JSON")
-        text = "; ".join(f"{'.'.join(str(x) for x in p.get('loc', ()))}: {p.get('msg')}"
-                         for p in problems[:10])
-        return _error(422, "invalid", text)
+        return invalid_response(error.errors())
 
     @app.exception_handler(NeardupError)
     async def neardup_error(request: Request, error: NeardupError) -> JSONResponse:
-        message = _public(str(error), getattr(request.app.state, "neardup", None))
-        if isinstance(error, Busy):
-            return _error(503, "busy", message, {"Retry-After": "1"})
-        if isinstance(error, OutputError):
-            return _error(503, "store_unavailable", message, {"Retry-After": "30"})
-        if isinstance(error, CorruptDataError):
-            return _error(500, "corrupt_store", message)
-        if isinstance(error, ConfigError | SourceError):
-            return _error(400, "bad_request", message)
-        return _error(500, "error", message)
+        state = getattr(request.app.state, "neardup", None)
+        return neardup_response(error, None if state is None else state.store.root)
 
 
 def _without_paths(row: dict[str, object]) -> dict[str, object]:
     """A stored row as a client sees it: its source file by name, never the server's path."""
     source = row.get("source")
     return {**row, "source": None if source is None else PurePath(str(source)).name}
-
-
-def _public(message: str, state: _State | None) -> str:
-    """An error message with the store's folder on the server written ``STORE``."""
-    return message if state is None else message.replace(str(state.store.root), "STORE")
 
 
 def _documents(items: list[DocumentIn]) -> tuple[list[Document], list[AddedDocument | None]]:
@@ -271,11 +232,6 @@ def _write_routes(app: FastAPI) -> None:
         if len(body.documents) > state.config.max_documents:
             raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
                           f"most {state.config.max_documents} per request")
-        if state.link is not None:          # a reader process: the writer process adds
-            status, headers, answer = state.link.add(
-                body.model_dump_json(exclude_unset=True).encode(),
-                request.headers.get("authorization", ""))
-            return Response(answer, status, headers, media_type="application/json")
         if state.writer is None:
             raise Problem(503, "read_only", "this service's store is open read-only")
         docs, slots = _documents(body.documents)
@@ -300,29 +256,11 @@ def _write_routes(app: FastAPI) -> None:
                          documents=answers)
 
 
-def _query(state: _State, body: QueryRequest) -> QueryAnswer:
-    store = state.store
-    if body.url is not None:
-        try:
-            doc, matches = store.query_url(body.url, body.k)
-        except KeyError:
-            raise Problem(404, "unknown_url", f"no stored document has URL {body.url}") from None
-        return QueryAnswer(doc=doc, matches=[m.as_dict() for m in matches],
-                           **seen_fields(store, matches))
-    document = Document(id="query", raw=(body.text or body.html or "").encode("utf-8"),
-                        kind="text" if body.text is not None else "html")
-    if body.resemblance is not None or body.containment is not None:
-        matches = store.similar(document, resemblance=body.resemblance or 0.0,
-                                containment=body.containment or 0.0, explain=body.explain)
-    else:
-        matches = store.query(document, body.k, explain=body.explain)
-    return QueryAnswer(doc=None, matches=[m.as_dict() for m in matches],
-                       **seen_fields(store, matches))
-
-
 def _read_routes(app: FastAPI, max_k: int) -> None:
-    def query(body: QueryRequest, state: StateDep) -> QueryAnswer:
-        return _query(state, body)
+    # the schema of the route QueryRoute answers (which leaves this one the 503 of a service
+    # with no store attached yet)
+    def query(body: QueryRequest, state: StateDep) -> dict[str, Any]:
+        return query_answer(state.store, body)
 
     query.__annotations__["body"] = query_request(max_k)   # k bounded as the store bounds it
     app.post("/v1/query", response_model=QueryAnswer, responses=ERRORS,

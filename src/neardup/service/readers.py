@@ -4,16 +4,19 @@ The serving process holds the store's one writer. Each reader process opens the 
 and listens on the same address (SO_REUSEPORT: the kernel deals new connections among the
 processes). A reader answers reads itself, after refreshing its store to the last commit (one
 read of the commit record when nothing changed, so a read sees every add acknowledged before
-it), and passes adds to the writer over a private Unix socket, answering with the writer's
-answer. Readers die with the serving process (the parent-death signal of the worker pool)."""
+it), and passes adds to the writer over a private Unix socket as they came (:class:`ForwardAdds`:
+the writer checks the token and the body), answering with the writer's answer. Readers die
+with the serving process (the parent-death signal of the worker pool)."""
 
 from __future__ import annotations
 
-import http.client
+import asyncio
+import json
 import multiprocessing
 import os
 import socket
 import tempfile
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +24,21 @@ from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
 from neardup.service.settings import ServiceConfig
 
-__all__ = ["WriterLink", "listening_socket", "serve_with_readers"]
+__all__ = ["ForwardAdds", "WriterLink", "listening_socket", "read_body", "serve_with_readers"]
 
 BACKLOG = 2048
 STOP_SECONDS = 10.0
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("writer", timeout=timeout)
-        self.path = path
+ADD_PATH = "/v1/documents"
+PASSED_ON = (b"retry-after", b"www-authenticate", b"content-type")
+"""Headers of the writer's answer that a reader passes on to its client."""
 
-    def connect(self) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class WriterLink:
@@ -45,22 +48,88 @@ class WriterLink:
         self.path = path
         self.timeout = timeout
 
-    def add(self, body: bytes, authorization: str) -> tuple[int, dict[str, str], bytes]:
+    async def add(self, body: bytes, authorization: str | None
+                  ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """(status, headers worth passing on, body) of the writer's answer to an add."""
-        connection = _UnixConnection(self.path, self.timeout)
+        head = (f"POST {ADD_PATH} HTTP/1.1\r\nHost: writer\r\nConnection: close\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n" +
+                ("" if authorization is None else f"Authorization: {authorization}\r\n") +
+                "\r\n").encode("latin-1")
         try:
-            connection.request("POST", "/v1/documents", body,
-                               {"Content-Type": "application/json",
-                                "Authorization": authorization})
-            response = connection.getresponse()
-            headers = {name: value for name, value in response.getheaders()
-                       if name.lower() in ("retry-after", "www-authenticate")}
-            return response.status, headers, response.read()
-        except OSError as error:
+            async with asyncio.timeout(self.timeout):
+                reader, writer = await asyncio.open_unix_connection(self.path)
+                try:
+                    writer.write(head + body)
+                    answer = await reader.read()
+                finally:
+                    writer.close()
+            return _response(answer)
+        except (OSError, TimeoutError, ValueError) as error:
             raise OutputError(f"the store's writer process ({self.path}): "
-                              f"{getattr(error, 'strerror', None) or error}") from error
-        finally:
-            connection.close()
+                              f"{getattr(error, 'strerror', None) or error or 'no answer'}"
+                              ) from error
+
+
+def _response(answer: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Status, the headers passed on, and body of a whole HTTP/1.1 answer (read to EOF)."""
+    head, separator, body = answer.partition(b"\r\n\r\n")
+    if not separator:
+        raise ValueError(f"a cut answer ({len(answer)} bytes)")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split()[1])
+    headers = []
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() in PASSED_ON:
+            headers.append((name.strip().lower(), value.strip()))
+    return status, headers, body
+
+
+class ForwardAdds:
+    """ASGI, in a reader process: ``POST /v1/documents`` goes to the writer process as it came
+    (the writer checks the token, the body and its size); every other request to ``app``."""
+
+    def __init__(self, app: App, link: WriterLink) -> None:
+        self.app = app
+        self.link = link
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != ADD_PATH or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        scope["route"] = _AddRoute
+        body = await read_body(receive)
+        authorization = next((value.decode("latin-1") for name, value in scope["headers"]
+                              if name.lower() == b"authorization"), None)
+        try:
+            status, headers, answer = await self.link.add(body, authorization)
+        except OutputError as error:
+            status, headers = 503, [(b"content-type", b"application/json"),
+                                    (b"retry-after", b"5")]
+            answer = json.dumps({"error": {"code": 503, "type": "store_unavailable",
+                                           "message": str(error)}}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [*headers, (b"content-length", str(len(answer)).encode())]})
+        await send({"type": "http.response.body", "body": answer})
+
+
+class _AddRoute:
+    """What the guard's metrics read of a matched route."""
+
+    path = ADD_PATH
+
+
+async def read_body(receive: Receive) -> bytes:
+    """The whole body of an ASGI request."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

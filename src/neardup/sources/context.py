@@ -53,18 +53,23 @@ class ReadContext:
         revisit_of: str | None = None,
         sweep: str | None = None,
         extra: dict[str, str] | None = None,
+        host: str | None = None,
     ) -> Document:
-        """Build a Document (host derived from ``url``) and count it.
+        """Build a Document and count it; its host is ``host`` when given, else ``url``'s.
 
-        The context's sweep label wins over the record's own ``sweep``.
+        The context's sweep label wins over the record's own ``sweep``. A page (HTML) left
+        without a host is counted in ``stats.pages_without_host``.
         """
         self.stats.documents += 1
+        host = host if host is not None else host_of(url)
+        if host is None and kind == "html":
+            self.stats.pages_without_host += 1
         return Document(
             id=doc_id,
             raw=raw,
             kind=kind,
             url=url,
-            host=host_of(url),
+            host=host,
             fetched=fetched,
             source=source,
             offset=offset,

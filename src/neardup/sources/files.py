@@ -4,7 +4,11 @@ is one document.
 The document id is the path as found (the path given, or joined under the directory given);
 ``url`` is None — a ``file://`` URL would put every loose file on one pseudo-host in the URL and
 host statistics — and ``fetched`` and ``charset`` are None (the text layer reads the charset
-from the HTML). A gzip stream that ends early gives no document (``truncated-record``).
+from the HTML). An HTML file's host is the one its head declares (``<link rel=canonical>``,
+``og:url`` or ``<base href>``, :mod:`neardup.sources.declared`), so that per-host templates
+see loose pages; without one it has none (counted in ``pages_without_host``). The declared URL
+is not taken as the document's URL: nothing says the file was fetched from it. A gzip
+stream that ends early gives no document (``truncated-record``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import BinaryIO, Final
 
 from neardup.document import ContentKind, Document
 from neardup.sources.context import ReadContext
+from neardup.sources.declared import declared_host
 from neardup.sources.location import open_binary
 
 __all__ = ["read_file", "read_stream"]
@@ -41,7 +46,9 @@ def read_stream(
     if not data:
         ctx.stats.skip("empty-payload")
         return
-    yield ctx.document(source, ctx.cap(data), kind, url=None, source=source, offset=0)
+    data = ctx.cap(data)
+    host = declared_host(data) if kind == "html" else None
+    yield ctx.document(source, data, kind, url=None, source=source, offset=0, host=host)
 
 
 def _read_gz(raw: BinaryIO, limit: int, source: str, ctx: ReadContext) -> bytes | None:

@@ -111,6 +111,8 @@ def merge_stats(parts: Sequence[dict[str, object]],
         for name in ("files", "records", "documents", "revisits", "revisits_linked",
                      "truncated_payloads", "errors_dropped"):
             setattr(total, name, getattr(total, name) + int(part[name]))  # type: ignore[call-overload]
+        # absent from the stats of a work directory written before the count existed
+        total.pages_without_host += int(part.get("pages_without_host", 0))  # type: ignore[call-overload]
         for reason, count in dict(part["skipped"]).items():  # type: ignore[call-overload]
             total.skip(reason, count)
         for line in part["errors"] if errors is None else ():  # type: ignore[attr-defined]

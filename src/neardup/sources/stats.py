@@ -31,7 +31,9 @@ reason                 meaning
 =====================  ==========================================================================
 
 Payloads longer than ``max_bytes`` are kept, cut to ``max_bytes``, and counted in
-``truncated_payloads`` (they are not skipped).
+``truncated_payloads`` (they are not skipped). HTML documents with no host (no URL, and for a
+loose file no canonical link, ``og:url`` or ``<base href>`` either) are counted in
+``pages_without_host``: per-host template removal cannot see them.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class SourceStats:
     revisits: int = 0
     revisits_linked: int = 0
     truncated_payloads: int = 0
+    pages_without_host: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     errors_dropped: int = 0
@@ -97,6 +100,7 @@ class SourceStats:
         """Zero every count (a new pass starts)."""
         self.files = self.records = self.documents = 0
         self.revisits = self.revisits_linked = self.truncated_payloads = 0
+        self.pages_without_host = 0
         self.skipped = Counter()
         self.errors = []
         self.errors_dropped = 0
@@ -110,6 +114,7 @@ class SourceStats:
             "revisits": self.revisits,
             "revisits_linked": self.revisits_linked,
             "truncated_payloads": self.truncated_payloads,
+            "pages_without_host": self.pages_without_host,
             "skipped": dict(sorted(self.skipped.items())),
             "errors": list(self.errors),
             "errors_dropped": self.errors_dropped,

@@ -111,6 +111,8 @@ class Store:
         self._runs: dict[str, Run] = {}
         self.postings = PostingDelta()
         self._record: int | None = None
+        self._watch: int | None = None
+        """A read-only store: the commit record, kept open for :meth:`stale`."""
         self._lock = None if read_only else _lock(root)
         try:
             self._open()
@@ -132,7 +134,9 @@ class Store:
             self.next_doc = checked_next_doc(self.db, self.root, self.segments,
                                              manifest_next)
             self._load_log()
-        if not self.read_only:
+        if self.read_only:
+            self._watch = formats.watch_record(self.root)
+        else:
             self._record = formats.open_record(self.root)
             if record != formats.CommitRecord(self.commits, self.next_doc):
                 self._write_record()
@@ -208,7 +212,7 @@ class Store:
     def stale(self) -> bool:
         """Whether the store's writer (another process) has committed since this store was
         opened or last refreshed (one read of the commit record)."""
-        record = formats.read_record(self.root)
+        record = formats.read_record(self.root, self._watch)
         return record is not None and record.commits > self.commits
 
     def refresh(self) -> bool:
@@ -554,6 +558,9 @@ class Store:
             if self._lock is not None:
                 os.close(self._lock)
                 self._lock = None
+            if self._watch is not None:
+                os.close(self._watch)
+                self._watch = None
 
     def __enter__(self) -> Store:
         return self

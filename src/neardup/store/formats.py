@@ -71,6 +71,7 @@ __all__ = [
     "sqlite_error",
     "sync_record",
     "transaction",
+    "watch_record",
     "write_manifest",
     "write_record",
     "write_segment",
@@ -271,6 +272,16 @@ def write_record(descriptor: int, root: Path, record: CommitRecord) -> None:
             from error
 
 
+def watch_record(root: Path) -> int | None:
+    """The commit record opened for reading (None if the store has none yet)."""
+    try:
+        return os.open(root / COMMITTED, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise OutputError(f"{root / COMMITTED}: {error.strerror or error}") from error
+
+
 def sync_record(descriptor: int, root: Path) -> None:
     """Flush the commit record to the device (with the store's other files, at a flush)."""
     try:
@@ -279,12 +290,14 @@ def sync_record(descriptor: int, root: Path) -> None:
         raise OutputError(f"{root / COMMITTED}: {error.strerror or error}") from error
 
 
-def read_record(root: Path) -> CommitRecord | None:
+def read_record(root: Path, descriptor: int | None = None) -> CommitRecord | None:
     """The latest whole slot of the commit record; None if the store has none; CorruptDataError
-    naming the file if neither slot is whole."""
+    naming the file if neither slot is whole. ``descriptor``: the record already opened
+    (:func:`watch_record`), read in one call (the writer rewrites its slots in place)."""
     path = root / COMMITTED
     try:
-        data = path.read_bytes()
+        data = (path.read_bytes() if descriptor is None else
+                os.pread(descriptor, 2 * RECORD_SLOT, 0))
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -159,15 +159,27 @@ def _checked_values(rows: list[tuple[int, ...]], path: Path) -> I64:
     return table[:, :4]
 
 
+FEW_ROWS = 64
+"""Up to this many rows, checksums are checked one by one (numpy's per-call cost dominates)."""
+
+
 def _value_rows(db: sqlite3.Connection, path: Path, key: int, kind: int,
                 values: list[int]) -> dict[int, int]:
     """The stored page counts of ``values`` (signed) of one host and kind."""
-    rows = select_in(db, f"SELECT host, kind, value, pages, crc FROM host_values WHERE "
-                         f"host = {int(key)} AND kind = {int(kind)} AND value IN ({{marks}})",
-                     values)
-    table = _checked_values(rows, path)
-    mine = table[(table[:, 0] == key) & (table[:, 1] == kind)]
-    return dict(zip(mine[:, 2].tolist(), mine[:, 3].tolist(), strict=True))
+    rows = select_in(db, "SELECT host, kind, value, pages, crc FROM host_values WHERE "
+                         "host = ? AND kind = ? AND value IN ({marks})", values,
+                     (int(key), int(kind)))
+    if len(rows) > FEW_ROWS:
+        table = _checked_values(rows, path)
+        mine = table[(table[:, 0] == key) & (table[:, 1] == kind)]
+        return dict(zip(mine[:, 2].tolist(), mine[:, 3].tolist(), strict=True))
+    counts = {}
+    for row in rows:                # a query's few values: checked without numpy's overhead
+        if value_checksum(*row[:4]) != row[4]:
+            raise _damaged(path, "host_values", tuple(row[:4]))
+        if row[0] == key and row[1] == kind:
+            counts[int(row[2])] = int(row[3])
+    return counts
 
 
 def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues]) -> int:

@@ -8,21 +8,30 @@ both ways, with the shared shingles that explain them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neardup._types import U64
+from neardup.config import SketchConfig, StoreConfig
 from neardup.document import Document
 from neardup.errors import ConfigError
-from neardup.fingerprints.sketch import Sketcher
-from neardup.fingerprints.sketch_match import explain_match
+from neardup.fingerprints.sketch import Sketcher, estimate_containment, estimate_resemblance
+from neardup.fingerprints.sketch_match import SketchMatch, explain_match
+from neardup.methods.fingerprinter import Fingerprinter
 from neardup.store.content import Side, compare, resembles
-from neardup.store.formats import ROW_FIELDS, checked_rows
+from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows
 from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
-from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
-from neardup.store.records import documents_in, documents_where, select_in, signed, unsigned
+from neardup.store.printer import SketchOf, StoreFeatures, store_fingerprinter
+from neardup.store.records import (
+    IDENTICAL,
+    documents_where,
+    select_in,
+    signed,
+    unsigned,
+)
 
 if TYPE_CHECKING:
     from neardup.store.collection import Store
@@ -68,12 +77,18 @@ class StoreMatch:
 PROJECT = [ROW_FIELDS.index(name.strip()) for name in COLUMNS.split(",")]
 
 
-def _rows(store: Store, where: str, values: list[int]) -> list[tuple[object, ...]]:
-    """Checked rows (the columns of ``COLUMNS``) whose ``where`` column is one of ``values``."""
-    position, wanted = ROW_FIELDS.index(where), set(values)
-    return [tuple(row[i] for i in PROJECT)
-            for row in documents_in(store.db, store.meta_path, where, values)
-            if row[position] in wanted]
+def _candidates(store: Store, docs: list[int], identical: int) -> dict[int, tuple[object, ...]]:
+    """Checked rows (the columns of ``COLUMNS``) of ``docs`` and of the documents whose
+    identical-bytes hash (signed) is ``identical``, by number: one statement."""
+    wanted = set(docs)
+    if docs:
+        found = select_in(store.db, f"SELECT {ROW_COLUMNS}, crc FROM documents WHERE "
+                          "identical = ? OR doc IN ({marks})", docs, (identical,))
+        rows = checked_rows(found, store.meta_path)
+    else:
+        rows = documents_where(store.db, store.meta_path, "identical = ?", (identical,))
+    return {row[0]: tuple(row[i] for i in PROJECT) for row in rows
+            if row[0] in wanted or row[IDENTICAL] == identical}
 
 
 def _array(data: bytes | None) -> U64 | None:
@@ -134,7 +149,7 @@ def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, StoreFeat
                       Side(_text(host), sketches[doc], unsigned(int(str(identical)))))
     query, stored = content.query, content.stored
     moduli = (query.modulus, stored.modulus) if config.adaptive else None
-    scores = explain_match(probe.canonical, query.sketch, stored.sketch, config, moduli)
+    scores = _scores(probe.canonical, query.sketch, stored.sketch, config, moduli, explain)
     exact = _exact(query.shingles, stored.shingles)
     match = StoreMatch(*fields, resemblance=scores.resemblance,
                        containment=scores.containment_query,
@@ -147,22 +162,52 @@ def _match(row: tuple[object, ...], probe: _Probe, sketches: dict[int, StoreFeat
     return match, relation != "near" or resembles(content, config)
 
 
+def _scores(canonical: bytes, query: U64, stored: U64, config: SketchConfig,
+            moduli: tuple[int, int] | None, explain: bool) -> SketchMatch:
+    """The sketch estimates of a pair; with ``explain``, the shared shingles as text too
+    (finding them re-shingles the query: only when asked)."""
+    if explain:
+        return explain_match(canonical, query, stored, config, moduli)
+    inside = outside = None
+    if config.kind == "mod":
+        inside = estimate_containment(query, stored, config, moduli)
+        outside = estimate_containment(stored, query, config,
+                                       None if moduli is None else (moduli[1], moduli[0]))
+    return SketchMatch(estimate_resemblance(query, stored, config, moduli), inside, outside, ())
+
+
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+@dataclass(frozen=True, slots=True)
+class _Captured:
+    """What the probe's features extractor keeps of a document: its canonical text and its
+    store features (None without a sketch)."""
+
+    canonical: bytes
+    features: StoreFeatures | None
+
+
 class _Capture:
-    """A features extractor that keeps the canonical text and the sketch of the last document."""
+    """A features extractor that keeps the canonical text beside the sketch (stateless, so that
+    one serves every query of a store config, from any thread)."""
 
-    def __init__(self, store: Store) -> None:
-        config = store.config.sketch
-        self.sketch = (SketchOf(Sketcher(config), store.config.keep_shingles)
-                       if config is not None else None)
-        self.canonical = b""
+    def __init__(self, config: StoreConfig) -> None:
+        sketch = config.sketch
+        self.sketch = (SketchOf(Sketcher(sketch), config.keep_shingles)
+                       if sketch is not None else None)
 
-    def __call__(self, doc: Document, text: str, canonical: bytes) -> object:
-        self.canonical = canonical
-        return self.sketch(doc, text, canonical) if self.sketch is not None else None
+    def __call__(self, doc: Document, text: str, canonical: bytes) -> _Captured:
+        features = self.sketch(doc, text, canonical) if self.sketch is not None else None
+        return _Captured(canonical, features)
+
+
+@functools.lru_cache(maxsize=8)
+def _probe_printer(config: StoreConfig) -> Fingerprinter[_Captured]:
+    """The fingerprinter of a store's queries, built once per config (its simhash and sketch
+    permutations are set up once, not per query)."""
+    return store_fingerprinter(config, features=_Capture(config))
 
 
 def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
@@ -171,9 +216,7 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     """The matches of stored ``docs`` (and of the documents identical to the probe), scored on
     content; ``judged``: simhash matches that lost template values and no longer resemble are
     left out."""
-    rows = {int(str(r[0])): r for r in _rows(store, "doc", docs)}
-    for row in _rows(store, "identical", [signed(probe.identical)]):
-        rows.setdefault(int(str(row[0])), row)
+    rows = _candidates(store, docs, signed(probe.identical))
     rows.pop(leave_out, None)  # type: ignore[arg-type]
     sketches = _sketches(store, list(rows)) if probe.features is not None else {}
     chosen = store.config.templates
@@ -202,10 +245,11 @@ def _wanted(probe: _Probe, rows: dict[int, tuple[object, ...]],
 
 
 def _probe_of(store: Store, doc: Document) -> _Probe:
-    capture = _Capture(store)
-    prints = store_fingerprinter(store.config, features=capture)(doc)
+    prints = _probe_printer(store.config)(doc)
+    captured = prints.features
+    assert isinstance(captured, _Captured)
     return _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
-                  features_of(prints), capture.canonical, prints.host)
+                  captured.features, captured.canonical, prints.host)
 
 
 def query_document(store: Store, doc: Document, k: int | None = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neardup._types import U64
-from neardup.config import DedupConfig, StoreConfig
+from neardup.config import DedupConfig, SimHashMethod, StoreConfig
 from neardup.document import Document
 from neardup.features.shingles import distinct
 from neardup.fingerprints.sketch import Sketcher
@@ -50,7 +50,7 @@ def store_fingerprinter(
     """The per-document stage of a store: simhash and exact levels, plus the sketch if kept
     (or whatever ``features`` computes instead)."""
     dedup = DedupConfig(method="simhash", text=config.text, exact=config.exact,
-                        simhash=config.simhash, max_hamming=min(config.max_k, 16))
+                        params=SimHashMethod(config.simhash, min(config.max_k, 16)))
     if features is None and config.sketch is not None:
         features = SketchOf(Sketcher(config.sketch), config.keep_shingles)
     if features is None:

@@ -36,14 +36,17 @@ SQL_VARIABLES = 900
 """Values bound per statement: below SQLite's smallest limit on host parameters (999)."""
 
 
-def select_in(db: sqlite3.Connection, query: str,
-              values: list[int] | list[str]) -> list[tuple[Any, ...]]:
+def select_in(db: sqlite3.Connection, query: str, values: list[int] | list[str],
+              leading: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
     """The rows of ``query`` (whose ``{marks}`` stands for the values' placeholders) over
-    ``values``, a few hundred values per statement."""
+    ``values``, a few hundred values per statement; ``leading`` binds the placeholders before
+    ``{marks}`` (bound, not written into the text, so that SQLite's statement cache serves
+    every call of one shape)."""
     rows: list[tuple[Any, ...]] = []
     for start in range(0, len(values), SQL_VARIABLES):
         chunk = values[start:start + SQL_VARIABLES]
-        rows += db.execute(query.format(marks=",".join("?" * len(chunk))), chunk).fetchall()
+        rows += db.execute(query.format(marks=",".join("?" * len(chunk))),
+                           (*leading, *chunk)).fetchall()
     return rows
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "html_blocks",
     "parse_html",
     "parse_page",
+    "too_deep",
 ]
 
 _BOMS = (
@@ -68,7 +69,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _UTF16 = frozenset({"utf-16-le", "utf-16-be"})
-#: Deeper pages get the full text even when main content is asked for (see :func:`_too_deep`).
+#: Deeper pages get the full text even when main content is asked for (see :func:`too_deep`).
 MAX_MAIN_CONTENT_DEPTH = 256
 _DEPTH_CHECK_TAGS = 4000
 _DEPTH_SELECTOR = "*" + " > *" * MAX_MAIN_CONTENT_DEPTH
@@ -169,7 +170,7 @@ def parse_html(raw: bytes | str, charset: str | None = None) -> HTMLTree:
         return HTMLTree.parse("")
 
 
-def _too_deep(raw: bytes, tree: HTMLTree) -> bool:
+def too_deep(raw: bytes, tree: HTMLTree) -> bool:
     """Whether the tree nests deeper than :data:`MAX_MAIN_CONTENT_DEPTH` elements.
 
     Resiliparse's main-content pass costs (elements x depth): 16,000 nested ``<div>`` take seconds,
@@ -200,7 +201,7 @@ def extract_text(raw: bytes, *, charset: str | None = None, main_content: bool =
     """Plain text of an HTML page: block elements on their own lines, paragraphs separated by a
     blank line; ``main_content=True`` removes the boilerplate first."""
     tree = parse_html(raw, charset)
-    return _text(tree, main_content and not _too_deep(raw, tree))
+    return _text(tree, main_content and not too_deep(raw, tree))
 
 
 # -- links ----------------------------------------------------------------------------------------
@@ -331,7 +332,7 @@ def parse_page(
     """Parse once; return the text (full or main content), the title, and optionally the out-links
     and the block segments."""
     tree = parse_html(raw, charset)
-    text = _text(tree, main_content and not _too_deep(raw, tree))
+    text = _text(tree, main_content and not too_deep(raw, tree))
     links = tuple(_links(tree, base_url)) if want_links else ()
     blocks = tuple(_blocks(tree)) if want_blocks else ()  # last: it edits the tree
     return Page(text, " ".join((tree.title or "").split()), links, blocks)

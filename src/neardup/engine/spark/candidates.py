@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64
-from neardup.config import DedupConfig
+from neardup.config import DedupConfig, SimHashMethod
 from neardup.engine.buckets import spread
 from neardup.engine.candidates import BAND_ROW, CANDIDATE, SIMHASH_ROW
 from neardup.engine.catalog import Catalog
@@ -82,7 +82,7 @@ def simhash_candidates(context: SparkContext, config: DedupConfig, catalog: Cata
                        survivors: npt.NDArray[np.bool_],
                        partitions: int) -> tuple[RDD[npt.NDArray[Any]], dict[str, object]]:
     """The candidate blocks of the simhash method and the design's parameters."""
-    design = design_for(config.max_hamming, int(survivors.sum()))
+    design = design_for(config.of(SimHashMethod).max_hamming, int(survivors.sum()))
     plans = design.plans()
     shift = np.uint64(64 - _route_bits(plans, partitions, int(survivors.sum())))
     kept = context.broadcast(survivors)
@@ -100,12 +100,12 @@ def simhash_candidates(context: SparkContext, config: DedupConfig, catalog: Cata
         rows = np.concatenate(list(group[1]))
         if rows.size < 2:
             return
-        i, j = table_pairs(rows["value"], config.max_hamming, plans, group[0][0])
+        i, j = table_pairs(rows["value"], config.of(SimHashMethod).max_hamming, plans, group[0][0])
         yield _candidates(rows["doc"][i], rows["doc"][j])
 
     blocks = (_parts(context, catalog, partitions).flatMap(keys).groupByKey(partitions)
               .flatMap(join))
-    return blocks, {"k": config.max_hamming, "blocks": list(design.blocks),
+    return blocks, {"k": config.of(SimHashMethod).max_hamming, "blocks": list(design.blocks),
                     "choose": design.choose, "tables": len(plans)}
 
 

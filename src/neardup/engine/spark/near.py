@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
+from neardup.engine.markers import folder_files
 from neardup.engine.near import NEAR_RESULTS, run_near
 from neardup.engine.spark.candidates import minhash_candidates, simhash_candidates
 from neardup.engine.spark.verify import verify_pairs, write_verified
@@ -70,6 +71,6 @@ def spark_near(context: SparkContext, partitions: int) -> NearStage:
         record = _near(context, partitions, config, catalog, survivors, temporary, budget)
         drop_scratch(temporary, NEAR_RESULTS)
         publish_dir(temporary, final)
-        work.mark(STAGE, record)
+        work.mark(STAGE, record, folder_files(final))
         return final, record
     return run

@@ -1,0 +1,190 @@
+"""neardup against rensa and datasketch on the real-text corpus, whole processes, interleaved.
+
+    python benchmarks/realtext_compare.py [--documents 100000] [--repeat 3]
+        [--peers rensa,datasketch] [--peers-python /work/bench-venv/bin/python]
+        [--neardup base=/path/to/old/src --neardup new=src]
+
+The corpus is :mod:`realtext`'s (written once to the scratch folder). One whole process per side
+per round, round-robin for ``--repeat`` rounds, each under ``nice -n 5`` in its own session,
+``PYTHONDONTWRITEBYTECODE`` unset (:func:`scale.measure`): CPU over the process tree (every
+process sampled from /proc every 50 ms), wall, peak RSS (the tree's largest sum). The sides:
+
+- ``neardup dedup CORPUS --workers 1 --out OUT --quiet`` (the default method, min-hash 128 at
+  0.8, 5-word shingles, exact Jaccard verification), from this checkout's ``src`` or, with
+  ``--neardup NAME=SRC`` (repeatable), from each source tree named (before/after in one run;
+  ratios are quoted for the last one);
+- the rensa and datasketch pipelines of :mod:`realtext_peers` (RMinHash / MinHash 128 + LSH at
+  0.8, Python shingling into the same 5-word shingles), run by ``--peers-python`` (a virtualenv
+  holding the peers: ``python3.11 -m venv /work/bench-venv && /work/bench-venv/bin/pip install
+  rensa datasketch``).
+
+Each side first runs once untimed on a 2,000-document corpus (numba's cache, the page cache).
+Reported: the medians of each side, the ratios of the last neardup side to every other side, the
+load average beside every run, and what each removed (documents, originals among them, the share
+of the planted copies of each edit level). Results go to ``benchmarks/results/realtext.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from common import (
+    BENCHMARKS_DIR,
+    REPO_DIR,
+    RESULTS_DIR,
+    environment,
+    load_average,
+    markdown_table,
+    write_results,
+)
+from realtext import EDIT_LEVELS, corpus_folder, describe, make_corpus
+from scale import NEARDUP, SETTINGS, _number_of, measure
+
+PEERS = ("rensa", "datasketch")
+PEERS_PYTHON = Path("/work/bench-venv/bin/python")
+WARM_UP_DOCUMENTS = 2_000
+
+
+def command(side: str, corpus: Path, out: Path, peers_python: Path) -> list[str]:
+    if side not in PEERS:
+        return [NEARDUP, "dedup", str(corpus), "--workers", "1", "--out", str(out), "--quiet"]
+    return [str(peers_python), str(BENCHMARKS_DIR / "realtext_peers.py"), side, str(corpus),
+            str(out / "removed.txt")]
+
+
+def removed_ids(side: str, out: Path) -> set[str]:
+    """The ids of the documents a side removed (neardup: the members of a cluster not kept)."""
+    if side in PEERS:
+        return set((out / "removed.txt").read_text(encoding="utf-8").split())
+    number_of = _number_of(out)
+    clusters = pq.read_table(out / "clusters.parquet", columns=["doc", "kept"])
+    dropped = number_of[clusters["doc"].to_numpy()[~clusters["kept"].to_numpy()]]
+    return {f"d{number}" for number in dropped}
+
+
+def removed_report(removed: set[str], level: np.ndarray) -> dict[str, Any]:
+    """How many it removed, and the share of the planted copies of each edit level among them."""
+    numbers = np.array(sorted(int(i[1:]) for i in removed), dtype=np.int64)
+    hit = np.zeros(level.size, dtype=bool)
+    hit[numbers] = True
+    return {"removed": int(numbers.size),
+            "removed_originals": int((level[numbers] < 0).sum()),
+            "removed_share_by_edit_level": {
+                f"{v:.2f}": round(float(hit[level == v].mean()), 4) for v in EDIT_LEVELS}}
+
+
+def _python_path(side: str, sources: dict[str, Path]) -> None:
+    """The ``PYTHONPATH`` :func:`scale.measure` hands the next process: a neardup side's
+    ``src``, nothing for a peer."""
+    os.environ.pop("PYTHONPATH", None)
+    if side in sources:
+        os.environ["PYTHONPATH"] = str(sources[side])
+
+
+def one_run(side: str, corpus: Path, scratch: Path, peers_python: Path,
+            level: np.ndarray | None, sources: dict[str, Path]) -> dict[str, Any]:
+    out = scratch / f"out-{side}"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    load = load_average()
+    _python_path(side, sources)
+    found = measure(command(side, corpus, out, peers_python))
+    found["load_average_before"] = load
+    if level is not None:
+        found |= removed_report(removed_ids(side, out), level)
+    shutil.rmtree(out, ignore_errors=True)
+    return found
+
+
+def _side(spec: str) -> tuple[str, Path]:
+    name, _, src = spec.partition("=")
+    if not src or not Path(src, "neardup").is_dir():
+        sys.exit(f"--neardup {spec}: expected NAME=SRC with SRC/neardup a folder")
+    return name, Path(src).resolve()
+
+
+def peer_versions(peers_python: Path) -> dict[str, str]:
+    script = ("import importlib.metadata as m; "
+              f"print(' '.join(m.version(p) for p in {PEERS!r}))")
+    found = subprocess.run([str(peers_python), "-c", script], capture_output=True, text=True,
+                           check=True).stdout.split()
+    return dict(zip(PEERS, found, strict=True))
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
+    keys = ("cpu_tree_s", "wall_s", "peak_tree_rss_mb")
+    return {key: round(statistics.median(run[key] for run in runs), 2) for key in keys}
+
+
+def table(summary: dict[str, dict[str, float]], documents: int, ours_name: str) -> str:
+    ours = summary[ours_name]
+    rows = []
+    for side, found in summary.items():
+        versus = ("" if side not in PEERS else
+                  f"{ours_name} {ours['cpu_tree_s'] / found['cpu_tree_s']:.2f}x CPU, "
+                  f"{ours['peak_tree_rss_mb'] / found['peak_tree_rss_mb']:.2f}x memory")
+        rows.append([side, f"{found['cpu_tree_s']:.1f}", f"{found['wall_s']:.1f}",
+                     f"{found['peak_tree_rss_mb']:.0f} MB", versus])
+    return (f"{documents:,} real-text documents, medians\n\n"
+            + markdown_table(["run", "CPU s (tree)", "wall s", "peak RSS (tree)", "vs peer"],
+                             rows))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--peers-python", type=Path, default=PEERS_PYTHON)
+    parser.add_argument("--neardup", action="append", default=[], metavar="NAME=SRC",
+                        help="a neardup side run from the source tree SRC (repeatable; default "
+                             "neardup=this checkout's src); ratios are quoted for the last one")
+    parser.add_argument("--peers", default=",".join(PEERS), help="peers to run, comma-separated")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "realtext.json")
+    args = parser.parse_args(argv)
+    sources = dict(_side(spec) for spec in args.neardup) or {"neardup": REPO_DIR / "src"}
+    peers = [peer for peer in args.peers.split(",") if peer]
+    sides = [*sources, *peers]
+    if not args.peers_python.exists():
+        sys.exit(f"{args.peers_python}: no such interpreter (see --help for the peers' venv)")
+    folder = make_corpus(args.documents)
+    warm = make_corpus(WARM_UP_DOCUMENTS)
+    scratch = corpus_folder(args.documents).parent / "realtext-runs"
+    scratch.mkdir(parents=True, exist_ok=True)
+    SETTINGS.work = scratch  # where scale.measure watches the free disk
+    for side in sides:
+        one_run(side, warm / "corpus.jsonl", scratch, args.peers_python, None, sources)
+    level = np.load(folder / "labels.npz")["level"]
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    for _ in range(args.repeat):
+        for side in sides:
+            runs[side].append(one_run(side, folder / "corpus.jsonl", scratch,
+                                      args.peers_python, level, sources))
+            print(side, runs[side][-1], flush=True)
+    summary = {side: medians(found) for side, found in runs.items()}
+    ours_name = list(sources)[-1]
+    ours = summary[ours_name]
+    ratios = {side: {"cpu": round(ours["cpu_tree_s"] / summary[side]["cpu_tree_s"], 3),
+                     "peak_rss": round(ours["peak_tree_rss_mb"]
+                                       / summary[side]["peak_tree_rss_mb"], 3)}
+              for side in sides if side != ours_name}
+    payload = {"environment": environment(["numpy", "numba"]),
+               "peer_versions": peer_versions(args.peers_python), "corpus": describe(folder),
+               "command": " ".join(sys.argv), "repeat": args.repeat, "medians": summary,
+               "sources": {name: str(path) for name, path in sources.items()},
+               f"{ours_name}_over": ratios, "runs": runs, "load_average_after": load_average()}
+    write_results(args.out, payload, table(summary, args.documents, ours_name))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Per document on real text: each step of the fingerprint path, before and after, interleaved.
+
+    python benchmarks/realtext_steps.py --before SRC [--docs 2000] [--repeat 5]
+
+The documents are the first ``--docs`` of :mod:`realtext`'s 100,000-document corpus. The steps
+of the default (min-hash) fingerprint path, each timed alone on the previous step's output:
+decode (the UTF-8 payload to ``str``), canonical form, the verification shingle set (5-word
+shingles, sorted and distinct), the exact prints, the min-hash signature (128). "before" runs
+the canonical form's NFKC step and the min-hash loop of the source tree ``--before`` (e.g. a
+``git archive`` of the base commit's ``src``), loaded beside this checkout's in the same
+process; the calls alternate (before, after, before, ...) and each keeps its best of
+``--repeat``; process CPU time per document. Both sides' outputs are checked equal first.
+Results go to ``benchmarks/results/realtext_steps.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from collections.abc import Callable, Sequence
+from itertools import islice
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from common import (
+    RESULTS_DIR,
+    environment,
+    interleaved_calls,
+    load_average,
+    markdown_table,
+    pin_single_core,
+    write_results,
+)
+from neardup.features.shingles import shingle_set
+from neardup.fingerprints.exact import exact_prints
+from neardup.fingerprints.minhash import MinHash, _signature
+from neardup.text.canonical import _canonicalize, _code_point_classes, canonical_bytes
+from realtext import make_corpus
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _texts(docs: int) -> list[str]:
+    with open(make_corpus(100_000) / "corpus.jsonl", encoding="utf-8") as lines:
+        return [json.loads(line)["text"] for line in islice(lines, docs)]
+
+
+def steps(before: Path, texts: list[str]) -> dict[str, Callable[[], object]]:
+    old_nfkc = _load(before / "neardup" / "text" / "nfkc.py", "before_nfkc")
+    old_minhash = _load(before / "neardup" / "fingerprints" / "minhash.py", "before_minhash")
+    classes = _code_point_classes()
+
+    def old_canonical(text: str) -> bytes:
+        raw = old_nfkc.nfkc_casefold(text)
+        return bytes(_canonicalize(np.frombuffer(raw, dtype=np.uint8), classes)) if raw else b""
+
+    raws = [t.encode("utf-8") for t in texts]
+    canon = [canonical_bytes(t) for t in texts]
+    sets = [shingle_set(c, 5, 0) for c in canon]
+    signer = MinHash()
+    a, b = signer.multipliers, signer.offsets
+    assert [old_canonical(t) for t in texts] == canon
+    assert all((old_minhash._signature(s, a, b) == _signature(s, a, b)).all() for s in sets)
+    return {
+        "decode": lambda: [r.decode("utf-8") for r in raws],
+        "canonical (before)": lambda: [old_canonical(t) for t in texts],
+        "canonical (after)": lambda: [canonical_bytes(t) for t in texts],
+        "shingle set": lambda: [shingle_set(c, 5, 0) for c in canon],
+        "exact prints": lambda: [exact_prints(r, c, s) for r, c, s in zip(raws, canon, sets,
+                                                                             strict=True)],
+        "min-hash (before)": lambda: [old_minhash._signature(s, a, b) for s in sets],
+        "min-hash (after)": lambda: [_signature(s, a, b) for s in sets],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, required=True, help="the old source tree (src)")
+    parser.add_argument("--docs", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "realtext_steps.json")
+    args = parser.parse_args(argv)
+    texts = _texts(args.docs)
+    cpu = pin_single_core()
+    runs = steps(args.before, texts)
+    for run in runs.values():
+        run()  # warm up
+    load = load_average()
+    calls = interleaved_calls(runs, args.repeat)
+    per_doc = {name: round(min(t.cpu for t in found) / len(texts) * 1e6, 1)
+               for name, found in calls.items()}
+    rows = [[name, f"{value:.1f}"] for name, value in per_doc.items()]
+    non_ascii = sum(not t.isascii() for t in texts)
+    payload: dict[str, Any] = {
+        "environment": environment(["numpy", "numba"]), "cpu": cpu, "docs": len(texts),
+        "non_ascii_docs": non_ascii, "mean_utf8_bytes": round(
+            sum(len(t.encode()) for t in texts) / len(texts)),
+        "load_average_before": load, "load_average_after": load_average(),
+        "us_per_doc_best_cpu": per_doc}
+    write_results(args.out, payload, markdown_table(["step", "µs/doc (CPU, best)"], rows))
+
+
+if __name__ == "__main__":
+    main()

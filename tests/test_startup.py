@@ -1,0 +1,84 @@
+"""A small dedup starts cheaply: no worker pool for one small input file (unless --workers asks
+for one)."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import neardup.engine.run as engine_run
+import neardup.methods.workers as workers_module
+from neardup.cli.main import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def write_docs(path: Path, count: int) -> Path:
+    with path.open("w", encoding="utf-8") as out:
+        for number in range(count):
+            text = f"document {number} holds a few words " + "and some more words " * 5
+            out.write(json.dumps({"id": f"d{number}", "text": text}) + "\n")
+    return path
+
+
+@pytest.fixture
+def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The worker counts of every process pool started, with two cores as the default."""
+    started: list[int] = []
+
+    class Recording(ProcessPoolExecutor):
+        def __init__(self, max_workers: int, *args: Any, **kwargs: Any) -> None:
+            started.append(max_workers)
+            super().__init__(max_workers, *args, **kwargs)
+
+    monkeypatch.setattr(workers_module, "ProcessPoolExecutor", Recording)
+    monkeypatch.setattr("neardup.cli.dedup.default_workers", lambda: 2)
+    return started
+
+
+def dedup(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["dedup", *args, "--quiet"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    out = Path(args[args.index("--out") + 1])
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+    return summary
+
+
+def test_one_small_file_runs_without_a_pool(tmp_path: Path, pools: list[int]) -> None:
+    data = write_docs(tmp_path / "docs.jsonl", 3)
+    summary = dedup(str(data), "--out", str(tmp_path / "out"))
+    assert pools == []
+    assert summary["engine"]["workers"] == 1
+    assert summary["documents"] == 3
+
+
+def test_a_file_over_the_bound_gets_the_default_pool(tmp_path: Path, pools: list[int],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_docs(tmp_path / "docs.jsonl", 3)
+    monkeypatch.setattr(engine_run, "SMALL_INPUT_BYTES", data.stat().st_size)
+    summary = dedup(str(data), "--out", str(tmp_path / "out"))
+    assert pools == [2]
+    assert summary["engine"]["workers"] == 2
+
+
+def test_workers_asked_for_are_started_even_for_a_tiny_file(tmp_path: Path,
+                                                            pools: list[int]) -> None:
+    data = write_docs(tmp_path / "docs.jsonl", 3)
+    summary = dedup(str(data), "--out", str(tmp_path / "out"), "--workers", "2")
+    assert pools == [2]
+    assert summary["engine"]["workers"] == 2
+
+
+def test_the_small_input_rule_gives_the_same_tables(tmp_path: Path, pools: list[int]) -> None:
+    data = write_docs(tmp_path / "docs.jsonl", 40)
+    alone, pooled = tmp_path / "alone", tmp_path / "pooled"
+    dedup(str(data), "--out", str(alone))
+    dedup(str(data), "--out", str(pooled), "--workers", "2")
+    assert pools == [2]
+    for table in ("documents.parquet", "pairs.parquet", "clusters.parquet"):
+        assert (alone / table).read_bytes() == (pooled / table).read_bytes(), table
