@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from neardup._types import U64
+from neardup._types import I64, U64
 from neardup.cluster.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
@@ -46,7 +46,7 @@ from neardup.methods.workers import ordered_map
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.export import arrow_tables
-from neardup.store.hosts import template_summary
+from neardup.store.hosts import log_tally, template_summary
 from neardup.store.integrity import (
     checked_commits,
     checked_next_doc,
@@ -83,6 +83,7 @@ from neardup.store.records import (
     sketch_rows,
 )
 from neardup.store.settings import config_to_dict, plans
+from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, pages_of, summed
 from neardup.store.verify import counted_and_judged
 
 __all__ = ["Store"]
@@ -109,7 +110,9 @@ class Store:
         self._mutex = threading.RLock()
         self._loaded: dict[str, PermutedTables] = {}
         self._runs: dict[str, Run] = {}
+        self._tallies: dict[str, Tally] = {}
         self.postings = PostingDelta()
+        self.tallies = TallyDelta()
         self._record: int | None = None
         self._watch: int | None = None
         """A read-only store: the commit record, kept open for :meth:`stale`."""
@@ -166,6 +169,7 @@ class Store:
                 self._load_segment(entry, self.verify)
         self._loaded = loaded
         self._runs = {name: self._runs[name] for name in loaded}
+        self._tallies = {name: self._tallies[name] for name in loaded}
         return HammingIndex(plans(self.config), self.config.max_k,
                             [loaded[entry.name] for entry in segments])
 
@@ -180,6 +184,7 @@ class Store:
             segment = PermutedTables(plans(self.config), arrays["fingerprints"], arrays["ids"],
                                      tables)
             run = (arrays[POSTING_ARRAYS[0]], arrays[POSTING_ARRAYS[1]])
+            tally: Tally = tuple(arrays[name] for name in TALLY_ARRAYS)  # type: ignore[assignment]
         except (KeyError, ConfigError, CorruptDataError) as error:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"inconsistent arrays ({error})") from error
@@ -187,14 +192,17 @@ class Store:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"{len(segment)} fingerprints, the manifest says {entry.count}")
         self._runs[entry.name] = run
+        self._tallies[entry.name] = tally
         return segment
 
     def _load_log(self) -> None:
         """Load the insert log (the rows after the last segment's span) into the delta and
-        its postings."""
+        its postings and tally."""
         last = self.segments[-1].last if self.segments else -1
         self.postings = PostingDelta()
         self.postings.add(*log_postings(self.db, self.meta_path, last + 1))
+        self.tallies = TallyDelta()
+        self.tallies.add(log_tally(self.db, self.meta_path, last + 1))
         rows = documents_where(self.db, self.meta_path, "doc > ? AND tokens > 0 ORDER BY doc",
                                (last,))
         if rows:
@@ -232,10 +240,12 @@ class Store:
                 self._stamp = stamp
                 start = self.segments[-1].last + 1 if self.segments else 0
                 self.postings = PostingDelta()
+                self.tallies = TallyDelta()
             with self._sqlite(), formats.snapshot(self.db):
                 rows = documents_where(self.db, self.meta_path,
                                        "doc >= ? AND tokens > 0 ORDER BY doc", (start,))
                 self.postings.add(*log_postings(self.db, self.meta_path, start))
+                self.tallies.add(log_tally(self.db, self.meta_path, start))
                 self.commits = stored_counter(self.db, "commits") or 0
                 self.next_doc = stored_counter(self.db) or 0
             if rows:
@@ -332,7 +342,7 @@ class Store:
         a, b = (hamming_pairs(fps[indexed], self.config.max_k) if int(indexed.sum()) > 1
                 else (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
         with formats.transaction(self.db, self.meta_path) as db:
-            found, a, b = counted_and_judged(self, batch, positions, found, a, b)
+            found, a, b, tally = counted_and_judged(self, batch, docs, positions, found, a, b)
             clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
                                       found.id, positions[a], positions[b])
             db.executemany(
@@ -351,6 +361,7 @@ class Store:
         self.commits += 1
         self.index.add(fps[indexed], docs[indexed])
         self.postings.add(*sketch_postings(sketches))
+        self.tallies.add(tally)
         report.count(batch, found.query, a, b, docs)
         try:
             self._write_record()
@@ -388,18 +399,20 @@ class Store:
         if self._record is not None:
             formats.sync_record(self._record, self.root)
         first = self.segments[-1].last + 1 if self.segments else 0
-        entry = self._write(segment, self.postings.freeze(), (first, self.next_doc - 1))
+        entry = self._write(segment, self.postings.freeze(), self.tallies.freeze(),
+                            (first, self.next_doc - 1))
         self._replace_segments([], entry)
         while len(self.segments) > 1 and \
                 self.segments[-1].count * MERGE_FACTOR >= self.segments[-2].count:
             self._merge(self.segments[-2:])
         return entry
 
-    def _write(self, segment: PermutedTables, run: Run,
+    def _write(self, segment: PermutedTables, run: Run, tally: Tally,
                span: tuple[int, int]) -> formats.SegmentEntry:
         name = f"{self._next_segment_number():08d}"
         arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
-                  POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1]}
+                  POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1],
+                  **dict(zip(TALLY_ARRAYS, tally, strict=True))}
         if self.config.compress:
             compressed = segment.compress().tables
             assert isinstance(compressed, list)
@@ -428,6 +441,7 @@ class Store:
         for entry in old:
             self._loaded.pop(entry.name, None)
             self._runs.pop(entry.name, None)
+            self._tallies.pop(entry.name, None)
         formats.remove_debris(self.root, self.segments)
 
     def _merge(self, entries: list[formats.SegmentEntry]) -> None:
@@ -436,7 +450,8 @@ class Store:
         parts = [self._load_segment(e, verify=True) for e in entries]
         merged = self.index.merged(parts)
         run = merged_runs([self._runs[e.name] for e in entries])
-        new = self._write(merged, run, (entries[0].first, entries[-1].last))
+        tally = summed([self._tallies[e.name] for e in entries])
+        new = self._write(merged, run, tally, (entries[0].first, entries[-1].last))
         self._replace_segments(entries, new)
 
     def compact(self) -> int:
@@ -487,10 +502,26 @@ class Store:
         docs: list[int] = np.unique(np.concatenate(found)).tolist()
         return docs
 
+    def value_pages(self, host: int, kind: int, wanted: I64) -> I64:
+        """The stored pages of ``host`` (signed key) holding each of ``wanted`` (values of
+        ``kind``, signed): the tallies of every segment and of the insert log, summed."""
+        with self._mutex:
+            total = self.tallies.pages_of(host, kind, wanted)
+            for entry in self.segments:
+                total += pages_of(self._tallies[entry.name], host, kind, wanted)
+        return total
+
+    def tally(self) -> Tally:
+        """Every per-host value count of the store, as one tally."""
+        with self._mutex:
+            return summed([*(self._tallies[s.name] for s in self.segments),
+                           *self.tallies.runs])
+
     def host_templates(self) -> dict[str, object]:
         """Per host: its pages and template values (every count read and checked)."""
         with self._sqlite(), formats.snapshot(self.db):
-            return template_summary(self.db, self.meta_path, self.config.templates)
+            return template_summary(self.db, self.meta_path, self.config.templates,
+                                    self.tally())
 
     def document(self, key: int | str) -> dict[str, object] | None:
         """The stored row of a document, by number or by id (the latest with that id)."""

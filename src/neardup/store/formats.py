@@ -12,13 +12,13 @@
       lock                   held (flock, exclusive) by the one writer
       readers.lock           held shared by a process while it maps segments; a writer removes
                              a file only when it can take this lock exclusively
-      meta.sqlite            documents, sketches, clusters, the insert log, and per host its
-                             page count and the
-                             pages holding each sketch value / kept shingle (host_pages,
-                             host_values: site templates, see neardup.store.hosts) (WAL mode)
+      meta.sqlite            documents, sketches, clusters, the insert log, per host its page
+                             count (host_pages) and the documents whose values count (counted;
+                             site templates, see neardup.store.hosts) (WAL mode)
       segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json: the
-                             fingerprints, their permuted tables, and the sketch postings of
-                             the segment's documents (see neardup.store.postings)
+                             fingerprints, their permuted tables, the sketch postings of the
+                             segment's documents (see neardup.store.postings) and a tally of
+                             per-host value counts (see neardup.store.tallies)
         segment.json         per array: file, dtype, shape, bytes, xxh3 checksum
 
 A file is written to a temporary name, flushed to disk, then renamed over its final name, and the
@@ -104,9 +104,7 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 CREATE INDEX IF NOT EXISTS documents_shingle ON documents(shingle);
 CREATE TABLE IF NOT EXISTS host_pages (host INTEGER PRIMARY KEY, name TEXT NOT NULL,
     pages INTEGER NOT NULL, crc INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS host_values (host INTEGER NOT NULL, kind INTEGER NOT NULL,
-    value INTEGER NOT NULL, pages INTEGER NOT NULL, crc INTEGER NOT NULL,
-    PRIMARY KEY (host, kind, value)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counted (doc INTEGER PRIMARY KEY, crc INTEGER NOT NULL);
 """
 
 

@@ -221,7 +221,8 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     sketches = _sketches(store, list(rows)) if probe.features is not None else {}
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
-                      chosen if templates else dataclasses.replace(chosen, enabled=False))
+                      chosen if templates else dataclasses.replace(chosen, enabled=False),
+                      store.value_pages)
     view.prefetch(_wanted(probe, rows, sketches))
     scored = [_match(row, probe, sketches, store, explain, view) for row in rows.values()]
     matches = [match for match, stands in scored if stands or not judged]
