@@ -8,7 +8,6 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -161,7 +160,8 @@ def test_counts_equal_a_recount_after_adds_re_adds_and_compactions(
             else:
                 store.close()
                 store = open_store(path, flush_every=3)
-        assert stored_counts(store.db, store.meta_path, store.tally()) == recount(_stored_pages(store))
+        assert stored_counts(store.db, store.meta_path, store.tally()) == \
+            recount(_stored_pages(store))
     finally:
         store.close()
 
@@ -255,18 +255,6 @@ def test_the_commands_report_and_switch_templates(tmp_path: Path) -> None:
     refused = runner.invoke(cli, ["index", str(corpus), "--store", str(store_dir),
                                   "--no-templates"])
     assert refused.exit_code != 0 and "templates.enabled" in refused.output
-
-
-def test_a_store_of_the_previous_format_is_refused(tmp_path: Path) -> None:
-    with open_store(tmp_path / "store"):
-        pass
-    manifest = tmp_path / "store" / "manifest.json"
-    body = json.loads(manifest.read_text())
-    body["version"] = 3                 # version 3 kept the sketch postings in SQLite
-    manifest.write_text(json.dumps(body))
-    with pytest.raises(CorruptDataError, match="store format version 3, this neardup reads "
-                                               "version 4"):
-        open_store(tmp_path / "store")
 
 
 def test_a_host_with_too_few_pages_keeps_every_value(tmp_path: Path) -> None:

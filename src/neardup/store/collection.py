@@ -22,8 +22,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from neardup._types import I64, U64
@@ -86,7 +88,7 @@ from neardup.store.settings import config_to_dict, plans
 from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, pages_of, summed
 from neardup.store.verify import counted_and_judged
 
-__all__ = ["Store"]
+__all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
 
 BATCH = 5_000
 MERGE_FACTOR = 4
@@ -116,7 +118,7 @@ class Store:
         self._record: int | None = None
         self._watch: int | None = None
         """A read-only store: the commit record, kept open for :meth:`stale`."""
-        self._lock = None if read_only else _lock(root)
+        self._lock = None if read_only else writer_lock(root)
         try:
             self._open()
         except BaseException:
@@ -130,6 +132,8 @@ class Store:
             self._stamp = formats.manifest_stamp(self.root)
             _, self.segments, manifest_next = formats.read_manifest(self.root)
             self.db = formats.connect_meta(self.root, self.read_only)
+            if not self.read_only:
+                formats.drop_previous_tables(self.db, self.meta_path)
             self.index = self._index_of(self.segments)
         record = read_record(self.root)         # before the database: never ahead of it
         with self._sqlite(), formats.snapshot(self.db):
@@ -409,24 +413,10 @@ class Store:
 
     def _write(self, segment: PermutedTables, run: Run, tally: Tally,
                span: tuple[int, int]) -> formats.SegmentEntry:
-        name = f"{self._next_segment_number():08d}"
-        arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
-                  POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1],
-                  **dict(zip(TALLY_ARRAYS, tally, strict=True))}
-        if self.config.compress:
-            compressed = segment.compress().tables
-            assert isinstance(compressed, list)
-            for t, table in enumerate(compressed):
-                arrays.update({f"table{t}.{n}": a for n, a in table.to_arrays().items()})
-        else:
-            arrays["tables"] = np.asarray(segment.tables)
+        name = next_segment_name(self.root, self.segments)
+        arrays = segment_arrays(segment, run, tally, self.config.compress)
         size, checksum = formats.write_segment(self.root, name, arrays)
         return formats.SegmentEntry(name, span[0], span[1], len(segment), size, checksum)
-
-    def _next_segment_number(self) -> int:
-        on_disk = [int(p.name) for p in (self.root / formats.SEGMENTS).glob("[0-9]*")
-                   if p.name.isdigit()] if (self.root / formats.SEGMENTS).exists() else []
-        return max([*(int(s.name) for s in self.segments), *on_disk], default=0) + 1
 
     def _replace_segments(self, old: list[formats.SegmentEntry],
                           new: formats.SegmentEntry) -> None:
@@ -600,6 +590,30 @@ class Store:
         self.close()
 
 
+def segment_arrays(segment: PermutedTables, run: Run, tally: Tally,
+                   compress: bool) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of a segment file set: fingerprints, their tables, postings and tally."""
+    arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
+              POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1],
+              **dict(zip(TALLY_ARRAYS, tally, strict=True))}
+    if compress:
+        compressed = segment.compress().tables
+        assert isinstance(compressed, list)
+        for t, table in enumerate(compressed):
+            arrays.update({f"table{t}.{n}": a for n, a in table.to_arrays().items()})
+    else:
+        arrays["tables"] = np.asarray(segment.tables)
+    return arrays
+
+
+def next_segment_name(root: Path, segments: list[formats.SegmentEntry]) -> str:
+    """A segment name above every listed segment and every segment folder on disk."""
+    base = root / formats.SEGMENTS
+    on_disk = [int(p.name) for p in base.glob("[0-9]*") if p.name.isdigit()] \
+        if base.exists() else []
+    return f"{max([*(int(s.name) for s in segments), *on_disk], default=0) + 1:08d}"
+
+
 def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
     """Revisit records carry no payload to index: they are left out of a store."""
     for doc in docs:
@@ -607,7 +621,8 @@ def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
             yield doc
 
 
-def _lock(root: Path) -> int:
+def writer_lock(root: Path) -> int:
+    """The store's writer lock, taken (StoreError if another process holds it)."""
     try:
         descriptor = os.open(root / formats.WRITER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:

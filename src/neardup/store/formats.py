@@ -46,18 +46,22 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup.errors import CorruptDataError, NeardupError, OutputError
+from neardup.errors import CorruptDataError, NeardupError, OutputError, StoreError
 from neardup.store import durable
 
 __all__ = [
     "FORMAT",
+    "PREVIOUS_TABLES",
+    "PREVIOUS_VERSION",
     "ROW_COLUMNS",
     "VERSION",
     "CommitRecord",
     "SegmentEntry",
     "checked_rows",
     "connect_meta",
+    "drop_previous_tables",
     "manifest_stamp",
+    "manifest_version",
     "open_record",
     "read_manifest",
     "read_record",
@@ -79,6 +83,10 @@ __all__ = [
 
 FORMAT = "neardup-store"
 VERSION = 4
+PREVIOUS_VERSION = 3
+"""The format a writer upgrades on open (:mod:`neardup.store.upgrade`): version 3 kept the
+sketch postings (``postings``) and the per-host value counts (``host_values``) in SQLite."""
+PREVIOUS_TABLES = ("postings", "host_values")
 MANIFEST = "manifest.json"
 META = "meta.sqlite"
 COMMITTED = "committed"
@@ -169,11 +177,13 @@ def _body_checksum(body: dict[str, Any]) -> str:
     return xxhash.xxh3_64_hexdigest(json.dumps(fields, sort_keys=True).encode())
 
 
-def read_manifest(root: Path) -> tuple[dict[str, Any], list[SegmentEntry], int]:
-    """(config, segments, next doc) of the store at ``root``; CorruptDataError names the file."""
+def read_manifest(root: Path, version: int = VERSION
+                  ) -> tuple[dict[str, Any], list[SegmentEntry], int]:
+    """(config, segments, next doc) of the store at ``root`` (of format ``version``);
+    CorruptDataError names the file."""
     path = root / MANIFEST
     try:
-        body = _manifest_body(path)
+        body = _manifest_body(path, version)
         segments = [SegmentEntry(**entry) for entry in body["segments"]]
         return body["config"], segments, int(body["next_doc"])
     except (ValueError, KeyError, TypeError, AttributeError) as error:
@@ -196,17 +206,32 @@ def record_expected(root: Path) -> bool:
     return _manifest_body(root / MANIFEST).get("commit_record") == COMMITTED
 
 
-def _manifest_body(path: Path) -> dict[str, Any]:
+def manifest_version(root: Path) -> object:
+    """The format version the manifest of ``root`` declares (None when it cannot be read:
+    opening the store then names the cause)."""
+    try:
+        body = json.loads((root / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return body.get("version") if isinstance(body, dict) else None
+
+
+def _manifest_body(path: Path, version: int = VERSION) -> dict[str, Any]:
     """The manifest's fields, after checking its format, version and checksum."""
     try:
         body = json.loads(path.read_bytes())
         if not isinstance(body, dict) or body.get("format") != FORMAT:
             raise CorruptDataError(f"{path}: not a neardup store manifest")
-        if body.get("version") != VERSION:
-            raise CorruptDataError(f"{path}: store format version {body.get('version')!r}, "
-                                   f"this neardup reads version {VERSION}")
         if body.get("checksum") != _body_checksum(body):
             raise CorruptDataError(f"{path}: checksum mismatch (altered)")
+        if body.get("version") == PREVIOUS_VERSION and version == VERSION:
+            raise StoreError(f"{path}: store format version {PREVIOUS_VERSION}; a writer "
+                             f"upgrades it to version {VERSION} when it opens the store "
+                             f"(for example `neardup compact {path.parent}`), then readers "
+                             "can open it")
+        if body.get("version") != version:
+            raise CorruptDataError(f"{path}: store format version {body.get('version')!r}, "
+                                   f"this neardup reads version {version}")
         return body
     except FileNotFoundError as error:
         raise CorruptDataError(f"{path}: missing (not a neardup store)") from error
@@ -465,6 +490,19 @@ def connect_meta(root: Path, read_only: bool = False) -> sqlite3.Connection:
     except sqlite3.Error as error:
         raise sqlite_error(path, error) from error
     return connection
+
+
+def drop_previous_tables(db: sqlite3.Connection, path: Path) -> None:
+    """Drop the tables of format version 3 an upgrade left behind (a writer does, once the
+    manifest says version 4: until then they are what the old store reads)."""
+    try:
+        found = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE "
+                                                "type = 'table'")}
+        for table in PREVIOUS_TABLES:
+            if table in found:
+                db.execute(f"DROP TABLE {table}")
+    except sqlite3.Error as error:
+        raise sqlite_error(path, error) from error
 
 
 def sqlite_error(path: Path, error: sqlite3.Error) -> NeardupError:

@@ -162,8 +162,13 @@ def _tally(columns: list[tuple[int, int, U64]]) -> Tally:
 def log_tally(db: sqlite3.Connection, path: Path, first: int) -> Tally:
     """The tally of the counted pages numbered ``first`` and later (the insert log), from their
     document and sketch rows, every row checked against its checksum."""
-    listed = db.execute("SELECT doc, crc FROM counted WHERE doc >= ? ORDER BY doc",
-                        (first,)).fetchall()
+    try:
+        listed = db.execute("SELECT doc, crc FROM counted WHERE doc >= ? ORDER BY doc",
+                            (first,)).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):   # an upgraded store no writer has opened since
+            return empty_tally()
+        raise
     for doc, crc in listed:
         if row_checksum(COUNTED, doc) != crc:
             raise _damaged(path, COUNTED, doc)
