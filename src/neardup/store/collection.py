@@ -19,7 +19,7 @@ import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from neardup.store.integrity import (
     read_record,
     stored_counter,
 )
+from neardup.store.keys import KEYS, key_arrays, key_values, new_deltas, row_keys
 from neardup.store.lookup import (
     StoreMatch,
     compare_stored,
@@ -91,6 +92,7 @@ from neardup.store.verify import counted_and_judged
 __all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
 
 BATCH = 5_000
+TOKENS = formats.ROW_FIELDS.index("tokens")
 MERGE_FACTOR = 4
 SMALL_BATCH = 32
 
@@ -113,8 +115,10 @@ class Store:
         self._loaded: dict[str, PermutedTables] = {}
         self._runs: dict[str, Run] = {}
         self._tallies: dict[str, Tally] = {}
+        self._keys: dict[str, dict[str, Run]] = {}
         self.postings = PostingDelta()
         self.tallies = TallyDelta()
+        self.keys = new_deltas()
         self._record: int | None = None
         self._watch: int | None = None
         """A read-only store: the commit record, kept open for :meth:`stale`."""
@@ -174,6 +178,7 @@ class Store:
         self._loaded = loaded
         self._runs = {name: self._runs[name] for name in loaded}
         self._tallies = {name: self._tallies[name] for name in loaded}
+        self._keys = {name: self._keys[name] for name in loaded}
         return HammingIndex(plans(self.config), self.config.max_k,
                             [loaded[entry.name] for entry in segments])
 
@@ -189,6 +194,8 @@ class Store:
                                      tables)
             run = (arrays[POSTING_ARRAYS[0]], arrays[POSTING_ARRAYS[1]])
             tally: Tally = tuple(arrays[name] for name in TALLY_ARRAYS)  # type: ignore[assignment]
+            keys = {name: (arrays[key_arrays(name)[0]], arrays[key_arrays(name)[1]])
+                    for name in KEYS}
         except (KeyError, ConfigError, CorruptDataError) as error:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"inconsistent arrays ({error})") from error
@@ -197,6 +204,7 @@ class Store:
                                    f"{len(segment)} fingerprints, the manifest says {entry.count}")
         self._runs[entry.name] = run
         self._tallies[entry.name] = tally
+        self._keys[entry.name] = keys
         return segment
 
     def _load_log(self) -> None:
@@ -207,12 +215,20 @@ class Store:
         self.postings.add(*log_postings(self.db, self.meta_path, last + 1))
         self.tallies = TallyDelta()
         self.tallies.add(log_tally(self.db, self.meta_path, last + 1))
-        rows = documents_where(self.db, self.meta_path, "doc > ? AND tokens > 0 ORDER BY doc",
-                               (last,))
+        self.keys = new_deltas()
+        rows = self._log_rows(last + 1)
         if rows:
             docs = np.array([r[0] for r in rows], dtype=np.int64)
             fps = np.array([r[SIMHASH] for r in rows], dtype=np.int64).view(np.uint64)
             self.index.add(fps, docs)
+
+    def _log_rows(self, first: int) -> list[tuple[object, ...]]:
+        """The checked rows of documents ``first`` and later, their keys added to the delta;
+        returns those indexed (with tokens)."""
+        rows = documents_where(self.db, self.meta_path, "doc >= ? ORDER BY doc", (first,))
+        for name, run in row_keys(rows).items():
+            self.keys[name].add(*run)
+        return [row for row in rows if row[TOKENS]]
 
     def _reload(self) -> None:
         """Rebuild the in-memory state from the files (after a failed flush or merge)."""
@@ -245,9 +261,9 @@ class Store:
                 start = self.segments[-1].last + 1 if self.segments else 0
                 self.postings = PostingDelta()
                 self.tallies = TallyDelta()
+                self.keys = new_deltas()
             with self._sqlite(), formats.snapshot(self.db):
-                rows = documents_where(self.db, self.meta_path,
-                                       "doc >= ? AND tokens > 0 ORDER BY doc", (start,))
+                rows = self._log_rows(start)
                 self.postings.add(*log_postings(self.db, self.meta_path, start))
                 self.tallies.add(log_tally(self.db, self.meta_path, start))
                 self.commits = stored_counter(self.db, "commits") or 0
@@ -308,7 +324,7 @@ class Store:
         document's (id, number, already stored) in batch order."""
         ids = sorted({p.id for p in batch})
         known = {(row[1], row[IDENTICAL]): row[0]
-                 for row in documents_in(self.db, self.meta_path, "id", ids)} if ids else {}
+                 for row in self.documents_with("id", ids)} if ids else {}
         fresh: list[DocumentPrints] = []
         outcomes = []
         for prints in batch:
@@ -349,10 +365,9 @@ class Store:
             found, a, b, tally = counted_and_judged(self, batch, docs, positions, found, a, b)
             clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
                                       found.id, positions[a], positions[b])
-            db.executemany(
-                INSERT_DOCUMENT,
-                [document_row(int(d), p, sweep, int(c))
-                 for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
+            rows = [document_row(int(d), p, sweep, int(c))
+                    for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)]
+            db.executemany(INSERT_DOCUMENT, rows)
             sketches = sketch_rows(docs, batch)
             db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
             db.executemany("INSERT OR REPLACE INTO counters VALUES (?, ?)",
@@ -366,6 +381,8 @@ class Store:
         self.index.add(fps[indexed], docs[indexed])
         self.postings.add(*sketch_postings(sketches))
         self.tallies.add(tally)
+        for name, run in row_keys(rows).items():
+            self.keys[name].add(*run)
         report.count(batch, found.query, a, b, docs)
         try:
             self._write_record()
@@ -403,7 +420,8 @@ class Store:
         if self._record is not None:
             formats.sync_record(self._record, self.root)
         first = self.segments[-1].last + 1 if self.segments else 0
-        entry = self._write(segment, self.postings.freeze(), self.tallies.freeze(),
+        keys = {name: delta.freeze() for name, delta in self.keys.items()}
+        entry = self._write(segment, self.postings.freeze(), self.tallies.freeze(), keys,
                             (first, self.next_doc - 1))
         self._replace_segments([], entry)
         while len(self.segments) > 1 and \
@@ -411,10 +429,10 @@ class Store:
             self._merge(self.segments[-2:])
         return entry
 
-    def _write(self, segment: PermutedTables, run: Run, tally: Tally,
+    def _write(self, segment: PermutedTables, run: Run, tally: Tally, keys: dict[str, Run],
                span: tuple[int, int]) -> formats.SegmentEntry:
         name = next_segment_name(self.root, self.segments)
-        arrays = segment_arrays(segment, run, tally, self.config.compress)
+        arrays = segment_arrays(segment, run, tally, keys, self.config.compress)
         size, checksum = formats.write_segment(self.root, name, arrays)
         return formats.SegmentEntry(name, span[0], span[1], len(segment), size, checksum)
 
@@ -432,6 +450,7 @@ class Store:
             self._loaded.pop(entry.name, None)
             self._runs.pop(entry.name, None)
             self._tallies.pop(entry.name, None)
+            self._keys.pop(entry.name, None)
         formats.remove_debris(self.root, self.segments)
 
     def _merge(self, entries: list[formats.SegmentEntry]) -> None:
@@ -441,7 +460,8 @@ class Store:
         merged = self.index.merged(parts)
         run = merged_runs([self._runs[e.name] for e in entries])
         tally = summed([self._tallies[e.name] for e in entries])
-        new = self._write(merged, run, tally, (entries[0].first, entries[-1].last))
+        keys = {name: merged_runs([self._keys[e.name][name] for e in entries]) for name in KEYS}
+        new = self._write(merged, run, tally, keys, (entries[0].first, entries[-1].last))
         self._replace_segments(entries, new)
 
     def compact(self) -> int:
@@ -482,6 +502,19 @@ class Store:
         with self._sqlite():
             return similar_documents(self, doc, resemblance, containment, explain, templates)
 
+    def documents_with(self, name: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The checked rows of the documents whose column ``name`` (one of ``KEYS``) holds
+        one of ``values``, by number: the key runs of every segment and of the log give the
+        candidates, their rows are compared with ``values``."""
+        wanted = key_values(name, values)
+        with self._mutex:
+            found = [docs_holding(self._keys[s.name][name], wanted) for s in self.segments]
+            found.append(self.keys[name].docs_holding(wanted))
+            docs: list[int] = np.unique(np.concatenate(found)).tolist()
+            rows = documents_in(self.db, self.meta_path, "doc", docs) if docs else []
+        field, asked = formats.ROW_FIELDS.index(name), set(values)
+        return sorted((row for row in rows if row[field] in asked), key=lambda row: row[0])
+
     def sharing(self, values: list[int]) -> list[int]:
         """The stored documents whose sketch holds any of ``values`` (signed), sorted: the
         postings of every segment and of the insert log."""
@@ -515,9 +548,9 @@ class Store:
 
     def document(self, key: int | str) -> dict[str, object] | None:
         """The stored row of a document, by number or by id (the latest with that id)."""
-        where = "doc=?" if isinstance(key, int) else "id=? ORDER BY doc DESC LIMIT 1"
         with self._sqlite():
-            rows = documents_where(self.db, self.meta_path, where, (key,))
+            rows = (documents_where(self.db, self.meta_path, "doc=?", (key,))
+                    if isinstance(key, int) else self.documents_with("id", [key])[-1:])
         rows = [r for r in rows if r[0 if isinstance(key, int) else 1] == key]
         return document_dict(rows[0]) if rows else None
 
@@ -590,12 +623,15 @@ class Store:
         self.close()
 
 
-def segment_arrays(segment: PermutedTables, run: Run, tally: Tally,
+def segment_arrays(segment: PermutedTables, run: Run, tally: Tally, keys: dict[str, Run],
                    compress: bool) -> dict[str, npt.NDArray[Any]]:
-    """The arrays of a segment file set: fingerprints, their tables, postings and tally."""
+    """The arrays of a segment file set: fingerprints, their tables, postings, tally and
+    key runs."""
     arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
               POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1],
               **dict(zip(TALLY_ARRAYS, tally, strict=True))}
+    for name in KEYS:
+        arrays.update(zip(key_arrays(name), keys[name], strict=True))
     if compress:
         compressed = segment.compress().tables
         assert isinstance(compressed, list)

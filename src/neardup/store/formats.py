@@ -86,7 +86,10 @@ VERSION = 4
 PREVIOUS_VERSION = 3
 """The format a writer upgrades on open (:mod:`neardup.store.upgrade`): version 3 kept the
 sketch postings (``postings``) and the per-host value counts (``host_values``) in SQLite."""
-PREVIOUS_TABLES = ("postings", "host_values")
+PREVIOUS_TABLES = ("postings", "host_values", "documents_url", "documents_id",
+                   "documents_identical", "documents_shingle")
+"""Tables and indexes of version 3: the lookups by value are key runs in the segments now
+(neardup.store.keys)."""
 MANIFEST = "manifest.json"
 META = "meta.sqlite"
 COMMITTED = "committed"
@@ -101,15 +104,11 @@ CREATE TABLE IF NOT EXISTS documents (
     source TEXT, length INTEGER, text_chars INTEGER, tokens INTEGER,
     identical INTEGER, lexical INTEGER, shingle INTEGER, simhash INTEGER,
     cluster INTEGER NOT NULL, segment INTEGER, crc INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_url ON documents(url);
-CREATE INDEX IF NOT EXISTS documents_id ON documents(id);
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster);
-CREATE INDEX IF NOT EXISTS documents_identical ON documents(identical);
 CREATE INDEX IF NOT EXISTS documents_log ON documents(segment) WHERE segment IS NULL;
 CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB,
     shingles BLOB, crc INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_shingle ON documents(shingle);
 CREATE TABLE IF NOT EXISTS host_pages (host INTEGER PRIMARY KEY, name TEXT NOT NULL,
     pages INTEGER NOT NULL, crc INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS counted (doc INTEGER PRIMARY KEY, crc INTEGER NOT NULL);
@@ -493,14 +492,13 @@ def connect_meta(root: Path, read_only: bool = False) -> sqlite3.Connection:
 
 
 def drop_previous_tables(db: sqlite3.Connection, path: Path) -> None:
-    """Drop the tables of format version 3 an upgrade left behind (a writer does, once the
-    manifest says version 4: until then they are what the old store reads)."""
+    """Drop the tables and indexes of format version 3 an upgrade left behind (a writer does,
+    once the manifest says version 4: until then they are what the old store reads)."""
     try:
-        found = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE "
-                                                "type = 'table'")}
-        for table in PREVIOUS_TABLES:
-            if table in found:
-                db.execute(f"DROP TABLE {table}")
+        found = dict(db.execute("SELECT name, type FROM sqlite_master"))
+        for name in PREVIOUS_TABLES:
+            if found.get(name) in ("table", "index"):
+                db.execute(f"DROP {str(found[name]).upper()} {name}")
     except sqlite3.Error as error:
         raise sqlite_error(path, error) from error
 

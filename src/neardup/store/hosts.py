@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -50,6 +50,8 @@ KINDS = {SKETCH: "sketch_values", SHINGLE: "shingles"}
 SHINGLE_FIELD = ROW_FIELDS.index("shingle")
 HOST_FIELD = ROW_FIELDS.index("host")
 
+StoredWith = Callable[[list[int]], list[tuple[Any, ...]]]
+"""(shingle hashes, signed) -> the checked rows of the stored documents holding them."""
 PagesOf = Callable[[int, int, I64], I64]
 """(host key, kind, values) -> the stored pages of that host holding each value."""
 
@@ -123,13 +125,14 @@ COUNTED = "counted"
 
 
 def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues],
-                docs: Sequence[int]) -> Tally:
+                docs: Sequence[int], stored: StoredWith) -> Tally:
     """Add the pages that count to ``host_pages`` and list those holding values in
     ``counted`` (inside the caller's transaction): each page with tokens and a host that is
-    the first of its shingle class, stored or in this batch. Returns the tally of their values
+    the first of its shingle class, stored (``stored``: the rows holding shingle hashes) or
+    in this batch. Returns the tally of their values
     (the caller adds it to the store's once the transaction commits)."""
     shingles = sorted({signed(p.shingle) for p in pages if p.tokens})
-    known = {int(row[SHINGLE_FIELD]) for row in documents_in(db, path, "shingle", shingles)}
+    known = {int(row[SHINGLE_FIELD]) for row in stored(shingles)}
     hosts: Counter[int] = Counter()
     names: dict[int, str] = {}
     columns: list[tuple[int, int, U64]] = []

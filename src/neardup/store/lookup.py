@@ -22,11 +22,12 @@ from neardup.fingerprints.sketch import Sketcher, estimate_containment, estimate
 from neardup.fingerprints.sketch_match import SketchMatch, explain_match
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.store.content import Side, compare, resembles
-from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows
+from neardup.store.formats import ROW_FIELDS, checked_rows
 from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
 from neardup.store.printer import SketchOf, StoreFeatures, store_fingerprinter
 from neardup.store.records import (
     IDENTICAL,
+    documents_in,
     documents_where,
     select_in,
     signed,
@@ -81,12 +82,8 @@ def _candidates(store: Store, docs: list[int], identical: int) -> dict[int, tupl
     """Checked rows (the columns of ``COLUMNS``) of ``docs`` and of the documents whose
     identical-bytes hash (signed) is ``identical``, by number: one statement."""
     wanted = set(docs)
-    if docs:
-        found = select_in(store.db, f"SELECT {ROW_COLUMNS}, crc FROM documents WHERE "
-                          "identical = ? OR doc IN ({marks})", docs, (identical,))
-        rows = checked_rows(found, store.meta_path)
-    else:
-        rows = documents_where(store.db, store.meta_path, "identical = ?", (identical,))
+    same = [row[0] for row in store.documents_with("identical", [identical])]
+    rows = documents_in(store.db, store.meta_path, "doc", sorted(wanted.union(same)))
     return {row[0]: tuple(row[i] for i in PROJECT) for row in rows
             if row[0] in wanted or row[IDENTICAL] == identical}
 
@@ -264,9 +261,7 @@ def query_document(store: Store, doc: Document, k: int | None = None,
 
 def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
     """The most recent document stored under ``url`` and its probe (KeyError when none)."""
-    found = [row for row in documents_where(store.db, store.meta_path,
-                                            "url=? ORDER BY doc DESC LIMIT 1", (url,))
-             if row[2] == url]
+    found = [row for row in store.documents_with("url", [url])[-1:] if row[2] == url]
     if not found:
         raise KeyError(url)
     return _row_probe(store, found[0])

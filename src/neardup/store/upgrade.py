@@ -1,13 +1,15 @@
 """Upgrading a store of format version 3 to version 4, done by a writer when it opens one.
 
-Version 3 kept the sketch postings (``postings``) and the per-host value counts
-(``host_values``) in tables of ``meta.sqlite``; version 4 keeps them in the segments, as sorted
-postings and tallies (:mod:`neardup.store.postings`, :mod:`neardup.store.tallies`). The
+Version 3 kept the sketch postings (``postings``), the per-host value counts (``host_values``)
+and indexes on the documents' hashes, URLs and ids in ``meta.sqlite``; version 4 keeps them in
+the segments, as sorted postings, tallies and key runs (:mod:`neardup.store.postings`,
+:mod:`neardup.store.tallies`, :mod:`neardup.store.keys`). The
 upgrade derives them from checked rows and never changes the version-3 data until the end:
 
 1. under the writer lock, read the version-3 manifest and cross-check it with the rows;
 2. write each segment again under a new name, its arrays (re-read, checksums verified) plus
-   its postings, built from the ``sketches`` rows of its documents; the documents of the
+   its postings, built from the ``sketches`` rows of its documents, and its key runs, from
+   their document rows (:mod:`neardup.store.keys`); the documents of the
    insert log become one more segment (a flush), so that the log is empty afterwards;
 3. put the whole ``host_values`` table (each row checked) into the last segment's tally: a
    count is the sum of its key over every tally, so where a count sits does not matter;
@@ -37,6 +39,7 @@ from neardup.index.segmented import HammingIndex
 from neardup.store import formats
 from neardup.store.collection import next_segment_name, segment_arrays, writer_lock
 from neardup.store.integrity import checked_next_doc
+from neardup.store.keys import KEYS, key_arrays, row_keys
 from neardup.store.postings import POSTING_ARRAYS, Run, sketch_postings, sorted_run
 from neardup.store.records import SIMHASH, documents_where
 from neardup.store.settings import config_from_dict, plans
@@ -117,9 +120,18 @@ def _postings(db: sqlite3.Connection, path: Path, first: int, last: int) -> Run:
     return sorted_run(*sketch_postings(rows))
 
 
-def _with_postings(arrays: dict[str, npt.NDArray[Any]], run: Run) -> dict[str, npt.NDArray[Any]]:
+def _keys(db: sqlite3.Connection, path: Path, first: int, last: int) -> dict[str, Run]:
+    """The key runs of the rows of documents ``first..last``, each checked."""
+    return row_keys(documents_where(db, path, "doc BETWEEN ? AND ? ORDER BY doc",
+                                    (first, last)))
+
+
+def _with_postings(arrays: dict[str, npt.NDArray[Any]], run: Run,
+                   keys: dict[str, Run]) -> dict[str, npt.NDArray[Any]]:
     arrays.update(zip(POSTING_ARRAYS, run, strict=True))
     arrays.update(zip(TALLY_ARRAYS, empty_tally(), strict=True))
+    for name in KEYS:
+        arrays.update(zip(key_arrays(name), keys[name], strict=True))
     return arrays
 
 
@@ -129,8 +141,10 @@ def _old_segment(root: Path, db: sqlite3.Connection, entry: formats.SegmentEntry
               formats.read_segment(root, entry, verify=True).items()}
     if "fingerprints" not in arrays:
         raise CorruptDataError(f"{formats.segment_dir(root, entry.name)}: no fingerprints")
-    run = _postings(db, root / formats.META, entry.first, entry.last)
-    return (entry.first, entry.last), _with_postings(arrays, run)
+    path = root / formats.META
+    run = _postings(db, path, entry.first, entry.last)
+    keys = _keys(db, path, entry.first, entry.last)
+    return (entry.first, entry.last), _with_postings(arrays, run, keys)
 
 
 def _log_segment(db: sqlite3.Connection, path: Path, segments: list[formats.SegmentEntry],
@@ -147,7 +161,9 @@ def _log_segment(db: sqlite3.Connection, path: Path, segments: list[formats.Segm
     segment = index.freeze()
     assert segment is not None
     run = _postings(db, path, first, count - 1)
-    return (first, count - 1), segment_arrays(segment, run, empty_tally(), config.compress)
+    keys = _keys(db, path, first, count - 1)
+    return (first, count - 1), segment_arrays(segment, run, empty_tally(), keys,
+                                              config.compress)
 
 
 def _previous_counts(db: sqlite3.Connection, path: Path) -> Tally:

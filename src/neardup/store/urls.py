@@ -91,11 +91,10 @@ def _by_sketch(store: Store) -> bool:
 
 def url_cluster(store: Store, url: str) -> UrlCluster:
     """Every document of the cluster of ``url``'s most recent document (KeyError: no such URL)."""
-    row = store.db.execute("SELECT doc, cluster FROM documents WHERE url=? ORDER BY doc DESC "
-                           "LIMIT 1", (url,)).fetchone()
-    if row is None:
+    rows = store.documents_with("url", [url])
+    if not rows:
         raise KeyError(url)
-    doc, cluster = row
+    doc, cluster = rows[-1][0], rows[-1][ROW_FIELDS.index("cluster")]
     if _by_sketch(store):
         cluster = store.db.execute("SELECT cluster FROM sketch_clusters WHERE doc=?",
                                    (doc,)).fetchone()[0]

@@ -54,7 +54,7 @@ def counted_and_judged(store: Store, batch: Sequence[NewPage], docs: I64, positi
     batch pairs (``a``, ``b``), positions among the indexed documents (``positions``: their
     batch positions). Also returns the batch's tally, for the store to add once committed."""
     tally = count_pages(store.db, store.meta_path, [page_values(p) for p in batch],
-                        docs.tolist())
+                        docs.tolist(), lambda values: store.documents_with("shingle", values))
     stands, pairs = content_matches(store, batch, positions[found.query], found.id,
                                     positions[a], positions[b], tally)
     return (Matches(found.query[stands], found.id[stands], found.distance[stands]),
