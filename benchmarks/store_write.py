@@ -104,12 +104,36 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             for name, src in trees.items():
                 runs[name].setdefault(count, []).append(index_run(src, corpus, work))
         corpus.unlink()
+    medians = {name: {str(n): _medians(rows) for n, rows in by_count.items()}
+               for name, by_count in runs.items()}
     return {"environment": environment(["numpy"]), "rounds": args.rounds,
             "trees": {name: str(src) for name, src in trees.items()},
+            "marginal_documents_per_cpu_second": {name: _marginal(by_count)
+                                                  for name, by_count in medians.items()},
+            "growth_write_bytes_per_document": {name: _growth(by_count)
+                                                for name, by_count in medians.items()},
             "runs": {name: {str(n): rows for n, rows in by_count.items()}
                      for name, by_count in runs.items()},
-            "medians": {name: {str(n): _medians(rows) for n, rows in by_count.items()}
-                        for name, by_count in runs.items()}}
+            "medians": medians}
+
+
+def _marginal(by_count: dict[str, dict[str, float]]) -> float | None:
+    """Documents per CPU second between the smallest and the largest run (the start-up,
+    imports and JIT loading, cancels out)."""
+    if len(by_count) < 2:
+        return None
+    small, large = min(by_count, key=int), max(by_count, key=int)
+    extra = by_count[large]["cpu_seconds"] - by_count[small]["cpu_seconds"]
+    return round((int(large) - int(small)) / extra, 1) if extra > 0 else None
+
+
+def _growth(by_count: dict[str, dict[str, float]]) -> float | None:
+    """Bytes written per document at the largest run over those at the smallest."""
+    if len(by_count) < 2:
+        return None
+    small, large = min(by_count, key=int), max(by_count, key=int)
+    return round(by_count[large]["write_bytes_per_document"]
+                 / by_count[small]["write_bytes_per_document"], 2)
 
 
 def _medians(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -129,8 +153,12 @@ def table(results: dict[str, Any]) -> str:
                          f"{m['wchar_per_document'] / 1e3:.1f}",
                          f"{m['store_bytes_per_document'] / 1e3:.1f}",
                          ", ".join(f"{x:.1f}" for x in loads)])
-    return markdown_table(["tree", "documents", "docs / CPU s", "CPU s", "written KB / doc",
-                           "write calls KB / doc", "store KB / doc", "load (1 min)"], rows)
+    lines = [markdown_table(["tree", "documents", "docs / CPU s", "CPU s", "written KB / doc",
+                             "write calls KB / doc", "store KB / doc", "load (1 min)"], rows)]
+    for name, marginal in results["marginal_documents_per_cpu_second"].items():
+        lines.append(f"{name}: marginal docs / CPU s {marginal}, written per document "
+                     f"largest / smallest {results['growth_write_bytes_per_document'][name]}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
