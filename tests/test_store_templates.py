@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import sqlite3
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -29,8 +29,6 @@ from neardup.store.hosts import (
     PageValues,
     recount,
     stored_counts,
-    value_checksum,
-    value_checksums,
 )
 from neardup.store.lookup import stored_sketches
 from neardup.store.records import documents_where, unsigned
@@ -162,7 +160,8 @@ def test_counts_equal_a_recount_after_adds_re_adds_and_compactions(
             else:
                 store.close()
                 store = open_store(path, flush_every=3)
-        assert stored_counts(store.db, store.meta_path) == recount(_stored_pages(store))
+        assert stored_counts(store.db, store.meta_path, store.tally()) == \
+            recount(_stored_pages(store))
     finally:
         store.close()
 
@@ -171,8 +170,7 @@ def test_a_damaged_count_is_refused_naming_the_file_and_table(tmp_path: Path) ->
     frame, pages = _site(random.Random(8), "site-a.example", 20)
     with open_store(tmp_path / "store") as store:
         store.add(pages)
-    for table, change in (("host_values", "UPDATE host_values SET pages = pages + 1"),
-                          ("host_pages", "UPDATE host_pages SET pages = pages - 5")):
+    for table, change in (("host_pages", "UPDATE host_pages SET pages = pages - 5"),):
         damaged = tmp_path / table
         damaged.mkdir()
         for item in (tmp_path / "store").iterdir():
@@ -191,7 +189,7 @@ def test_a_damaged_count_is_refused_naming_the_file_and_table(tmp_path: Path) ->
 
 
 def _store_templates(store: Store) -> dict[tuple[int, int], set[int]]:
-    hosts, values = stored_counts(store.db, store.meta_path)
+    hosts, values = stored_counts(store.db, store.meta_path, store.tally())
     rule = store.config.templates
     found: dict[tuple[int, int], set[int]] = {}
     for (host, kind, value), pages in values.items():
@@ -259,18 +257,6 @@ def test_the_commands_report_and_switch_templates(tmp_path: Path) -> None:
     assert refused.exit_code != 0 and "templates.enabled" in refused.output
 
 
-def test_a_store_of_the_previous_format_is_refused(tmp_path: Path) -> None:
-    with open_store(tmp_path / "store"):
-        pass
-    manifest = tmp_path / "store" / "manifest.json"
-    body = json.loads(manifest.read_text())
-    body["version"] = 2
-    manifest.write_text(json.dumps(body))
-    with pytest.raises(CorruptDataError, match="store format version 2, this neardup reads "
-                                               "version 3"):
-        open_store(tmp_path / "store")
-
-
 def test_a_host_with_too_few_pages_keeps_every_value(tmp_path: Path) -> None:
     _, small = _site(random.Random(6), "small.example", TemplateConfig().min_pages - 1)
     with open_store(tmp_path / "store") as store:
@@ -280,11 +266,21 @@ def test_a_host_with_too_few_pages_keeps_every_value(tmp_path: Path) -> None:
         assert store.host_templates()["hosts_with_templates"] == 0
 
 
-INT64 = st.integers(-(2**63), 2**63 - 1)
-
-
-@given(rows=st.lists(st.tuples(INT64, INT64, INT64, INT64), min_size=1, max_size=20))
-def test_the_sql_checksum_of_a_count_equals_the_vectorized_one(
-        rows: list[tuple[int, int, int, int]]) -> None:
-    columns = np.array(rows, dtype=np.int64).T
-    assert value_checksums(*columns).tolist() == [value_checksum(*row) for row in rows]
+def test_a_damaged_tally_or_counted_row_is_refused_on_open_naming_it(tmp_path: Path) -> None:
+    _, pages = _site(random.Random(8), "site-a.example", 20)
+    with open_store(tmp_path / "store", flush_every=10) as store:
+        store.add(pages[:10])       # a segment with a tally, ...
+        store.add(pages[10:15])     # ... and counted pages in the log
+        name = store.segments[0].name
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "store", copy)
+    target = tmp_path / "store" / "segments" / name / "tallies.pages.npy"
+    data = bytearray(target.read_bytes())
+    data[-1] ^= 0x01
+    target.write_bytes(bytes(data))
+    with pytest.raises(CorruptDataError, match=r"tallies\.pages\.npy: checksum mismatch"):
+        open_store(tmp_path / "store")
+    with sqlite3.connect(copy / "meta.sqlite") as db:
+        assert db.execute("UPDATE counted SET crc = crc + 1 WHERE doc = 12").rowcount == 1
+    with pytest.raises(CorruptDataError, match=r"meta.sqlite: table counted, row 12"):
+        open_store(copy, read_only=True)

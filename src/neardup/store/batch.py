@@ -168,7 +168,7 @@ def resolve(store: Store, prints: list[QueryPrint], pairs: Matches) -> list[Batc
     by_hash: dict[int, list[int]] = {}
     for p in prints:
         by_hash.setdefault(signed(p.identical), []).append(p.position)
-    for row in documents_in(store.db, store.meta_path, "identical", sorted(by_hash)):
+    for row in store.documents_with("identical", sorted(by_hash)):
         rows.setdefault(int(row[0]), row)
         wanted.update((q, int(row[0])) for q in by_hash.get(row[FIELD["identical"]], []))
     missing = sorted(d for _, d in wanted if d not in rows)

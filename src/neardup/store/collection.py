@@ -7,7 +7,9 @@ the batch survives a killed process. Committed rows not yet in a segment are the
 open they are read back into the in-memory delta of the :class:`HammingIndex`. :meth:`flush`
 writes the delta as an immutable segment; small segments are merged as they accumulate (each
 merge at least quadruples a segment, so a store of N documents keeps O(log N) segments);
-:meth:`compact` merges them all. Layout and file formats: :mod:`neardup.store.formats`.
+:meth:`compact` merges them all. A segment carries its documents' sketch postings; those of
+the log are held in memory (:mod:`neardup.store.postings`). Layout and file formats:
+:mod:`neardup.store.formats`.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ import functools
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
-from neardup._types import U64
+from neardup._types import I64, U64
 from neardup.cluster.sweeps import Sighting
 from neardup.config import StoreConfig
 from neardup.document import Document
@@ -44,19 +48,29 @@ from neardup.methods.workers import ordered_map
 from neardup.store import formats
 from neardup.store.clusters import merge_clusters
 from neardup.store.export import arrow_tables
-from neardup.store.hosts import template_summary
+from neardup.store.hosts import log_tally, template_summary
 from neardup.store.integrity import (
     checked_commits,
     checked_next_doc,
     read_record,
     stored_counter,
 )
+from neardup.store.keys import KEYS, key_arrays, key_values, new_deltas, row_keys
 from neardup.store.lookup import (
     StoreMatch,
     compare_stored,
     query_document,
     query_url,
     similar_documents,
+)
+from neardup.store.postings import (
+    POSTING_ARRAYS,
+    PostingDelta,
+    Run,
+    docs_holding,
+    log_postings,
+    merged_runs,
+    sketch_postings,
 )
 from neardup.store.printer import store_fingerprinter
 from neardup.store.records import (
@@ -68,16 +82,17 @@ from neardup.store.records import (
     document_row,
     documents_in,
     documents_where,
-    postings,
     signed,
     sketch_rows,
 )
 from neardup.store.settings import config_to_dict, plans
+from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, pages_of, summed
 from neardup.store.verify import counted_and_judged
 
-__all__ = ["Store"]
+__all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
 
 BATCH = 5_000
+TOKENS = formats.ROW_FIELDS.index("tokens")
 MERGE_FACTOR = 4
 SMALL_BATCH = 32
 
@@ -98,10 +113,16 @@ class Store:
         self.meta_path = root / formats.META
         self._mutex = threading.RLock()
         self._loaded: dict[str, PermutedTables] = {}
+        self._runs: dict[str, Run] = {}
+        self._tallies: dict[str, Tally] = {}
+        self._keys: dict[str, dict[str, Run]] = {}
+        self.postings = PostingDelta()
+        self.tallies = TallyDelta()
+        self.keys = new_deltas()
         self._record: int | None = None
         self._watch: int | None = None
         """A read-only store: the commit record, kept open for :meth:`stale`."""
-        self._lock = None if read_only else _lock(root)
+        self._lock = None if read_only else writer_lock(root)
         try:
             self._open()
         except BaseException:
@@ -115,6 +136,8 @@ class Store:
             self._stamp = formats.manifest_stamp(self.root)
             _, self.segments, manifest_next = formats.read_manifest(self.root)
             self.db = formats.connect_meta(self.root, self.read_only)
+            if not self.read_only:
+                formats.drop_previous_tables(self.db, self.meta_path)
             self.index = self._index_of(self.segments)
         record = read_record(self.root)         # before the database: never ahead of it
         with self._sqlite(), formats.snapshot(self.db):
@@ -153,6 +176,9 @@ class Store:
             loaded[entry.name] = self._loaded.get(entry.name) or \
                 self._load_segment(entry, self.verify)
         self._loaded = loaded
+        self._runs = {name: self._runs[name] for name in loaded}
+        self._tallies = {name: self._tallies[name] for name in loaded}
+        self._keys = {name: self._keys[name] for name in loaded}
         return HammingIndex(plans(self.config), self.config.max_k,
                             [loaded[entry.name] for entry in segments])
 
@@ -166,23 +192,43 @@ class Store:
                 if self.config.compress else arrays["tables"])
             segment = PermutedTables(plans(self.config), arrays["fingerprints"], arrays["ids"],
                                      tables)
+            run = (arrays[POSTING_ARRAYS[0]], arrays[POSTING_ARRAYS[1]])
+            tally: Tally = tuple(arrays[name] for name in TALLY_ARRAYS)  # type: ignore[assignment]
+            keys = {name: (arrays[key_arrays(name)[0]], arrays[key_arrays(name)[1]])
+                    for name in KEYS}
         except (KeyError, ConfigError, CorruptDataError) as error:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"inconsistent arrays ({error})") from error
         if len(segment) != entry.count:
             raise CorruptDataError(f"{formats.segment_dir(self.root, entry.name)}: "
                                    f"{len(segment)} fingerprints, the manifest says {entry.count}")
+        self._runs[entry.name] = run
+        self._tallies[entry.name] = tally
+        self._keys[entry.name] = keys
         return segment
 
     def _load_log(self) -> None:
-        """Load the insert log (the rows after the last segment's span) into the delta."""
+        """Load the insert log (the rows after the last segment's span) into the delta and
+        its postings and tally."""
         last = self.segments[-1].last if self.segments else -1
-        rows = documents_where(self.db, self.meta_path, "doc > ? AND tokens > 0 ORDER BY doc",
-                               (last,))
+        self.postings = PostingDelta()
+        self.postings.add(*log_postings(self.db, self.meta_path, last + 1))
+        self.tallies = TallyDelta()
+        self.tallies.add(log_tally(self.db, self.meta_path, last + 1))
+        self.keys = new_deltas()
+        rows = self._log_rows(last + 1)
         if rows:
             docs = np.array([r[0] for r in rows], dtype=np.int64)
             fps = np.array([r[SIMHASH] for r in rows], dtype=np.int64).view(np.uint64)
             self.index.add(fps, docs)
+
+    def _log_rows(self, first: int) -> list[tuple[object, ...]]:
+        """The checked rows of documents ``first`` and later, their keys added to the delta;
+        returns those indexed (with tokens)."""
+        rows = documents_where(self.db, self.meta_path, "doc >= ? ORDER BY doc", (first,))
+        for name, run in row_keys(rows).items():
+            self.keys[name].add(*run)
+        return [row for row in rows if row[TOKENS]]
 
     def _reload(self) -> None:
         """Rebuild the in-memory state from the files (after a failed flush or merge)."""
@@ -213,9 +259,13 @@ class Store:
                     self.index = self._index_of(self.segments)
                 self._stamp = stamp
                 start = self.segments[-1].last + 1 if self.segments else 0
+                self.postings = PostingDelta()
+                self.tallies = TallyDelta()
+                self.keys = new_deltas()
             with self._sqlite(), formats.snapshot(self.db):
-                rows = documents_where(self.db, self.meta_path,
-                                       "doc >= ? AND tokens > 0 ORDER BY doc", (start,))
+                rows = self._log_rows(start)
+                self.postings.add(*log_postings(self.db, self.meta_path, start))
+                self.tallies.add(log_tally(self.db, self.meta_path, start))
                 self.commits = stored_counter(self.db, "commits") or 0
                 self.next_doc = stored_counter(self.db) or 0
             if rows:
@@ -274,7 +324,7 @@ class Store:
         document's (id, number, already stored) in batch order."""
         ids = sorted({p.id for p in batch})
         known = {(row[1], row[IDENTICAL]): row[0]
-                 for row in documents_in(self.db, self.meta_path, "id", ids)} if ids else {}
+                 for row in self.documents_with("id", ids)} if ids else {}
         fresh: list[DocumentPrints] = []
         outcomes = []
         for prints in batch:
@@ -312,16 +362,14 @@ class Store:
         a, b = (hamming_pairs(fps[indexed], self.config.max_k) if int(indexed.sum()) > 1
                 else (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)))
         with formats.transaction(self.db, self.meta_path) as db:
-            found, a, b = counted_and_judged(self, batch, positions, found, a, b)
+            found, a, b, tally = counted_and_judged(self, batch, docs, positions, found, a, b)
             clusters = merge_clusters(db, self.meta_path, docs, positions[found.query],
                                       found.id, positions[a], positions[b])
-            db.executemany(
-                INSERT_DOCUMENT,
-                [document_row(int(d), p, sweep, int(c))
-                 for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)])
+            rows = [document_row(int(d), p, sweep, int(c))
+                    for d, p, c in zip(docs.tolist(), batch, clusters.tolist(), strict=True)]
+            db.executemany(INSERT_DOCUMENT, rows)
             sketches = sketch_rows(docs, batch)
             db.executemany("INSERT INTO sketches VALUES (?,?,?,?,?)", sketches)
-            db.executemany("INSERT INTO postings VALUES (?,?)", postings(sketches))
             db.executemany("INSERT OR REPLACE INTO counters VALUES (?, ?)",
                            [("next_doc", first + len(batch)), ("commits", self.commits + 1)])
             if self.config.sketch_clusters is not None:
@@ -331,6 +379,10 @@ class Store:
         self.next_doc += len(batch)
         self.commits += 1
         self.index.add(fps[indexed], docs[indexed])
+        self.postings.add(*sketch_postings(sketches))
+        self.tallies.add(tally)
+        for name, run in row_keys(rows).items():
+            self.keys[name].add(*run)
         report.count(batch, found.query, a, b, docs)
         try:
             self._write_record()
@@ -368,30 +420,21 @@ class Store:
         if self._record is not None:
             formats.sync_record(self._record, self.root)
         first = self.segments[-1].last + 1 if self.segments else 0
-        entry = self._write(segment, (first, self.next_doc - 1))
+        keys = {name: delta.freeze() for name, delta in self.keys.items()}
+        entry = self._write(segment, self.postings.freeze(), self.tallies.freeze(), keys,
+                            (first, self.next_doc - 1))
         self._replace_segments([], entry)
         while len(self.segments) > 1 and \
                 self.segments[-1].count * MERGE_FACTOR >= self.segments[-2].count:
             self._merge(self.segments[-2:])
         return entry
 
-    def _write(self, segment: PermutedTables, span: tuple[int, int]) -> formats.SegmentEntry:
-        name = f"{self._next_segment_number():08d}"
-        arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids}
-        if self.config.compress:
-            compressed = segment.compress().tables
-            assert isinstance(compressed, list)
-            for t, table in enumerate(compressed):
-                arrays.update({f"table{t}.{n}": a for n, a in table.to_arrays().items()})
-        else:
-            arrays["tables"] = np.asarray(segment.tables)
+    def _write(self, segment: PermutedTables, run: Run, tally: Tally, keys: dict[str, Run],
+               span: tuple[int, int]) -> formats.SegmentEntry:
+        name = next_segment_name(self.root, self.segments)
+        arrays = segment_arrays(segment, run, tally, keys, self.config.compress)
         size, checksum = formats.write_segment(self.root, name, arrays)
         return formats.SegmentEntry(name, span[0], span[1], len(segment), size, checksum)
-
-    def _next_segment_number(self) -> int:
-        on_disk = [int(p.name) for p in (self.root / formats.SEGMENTS).glob("[0-9]*")
-                   if p.name.isdigit()] if (self.root / formats.SEGMENTS).exists() else []
-        return max([*(int(s.name) for s in self.segments), *on_disk], default=0) + 1
 
     def _replace_segments(self, old: list[formats.SegmentEntry],
                           new: formats.SegmentEntry) -> None:
@@ -405,6 +448,9 @@ class Store:
         self.index.segments = [self._loaded[s.name] for s in segments]
         for entry in old:
             self._loaded.pop(entry.name, None)
+            self._runs.pop(entry.name, None)
+            self._tallies.pop(entry.name, None)
+            self._keys.pop(entry.name, None)
         formats.remove_debris(self.root, self.segments)
 
     def _merge(self, entries: list[formats.SegmentEntry]) -> None:
@@ -412,7 +458,10 @@ class Store:
         data is refused, never rewritten under a fresh checksum)."""
         parts = [self._load_segment(e, verify=True) for e in entries]
         merged = self.index.merged(parts)
-        new = self._write(merged, (entries[0].first, entries[-1].last))
+        run = merged_runs([self._runs[e.name] for e in entries])
+        tally = summed([self._tallies[e.name] for e in entries])
+        keys = {name: merged_runs([self._keys[e.name][name] for e in entries]) for name in KEYS}
+        new = self._write(merged, run, tally, keys, (entries[0].first, entries[-1].last))
         self._replace_segments(entries, new)
 
     def compact(self) -> int:
@@ -453,16 +502,55 @@ class Store:
         with self._sqlite():
             return similar_documents(self, doc, resemblance, containment, explain, templates)
 
+    def documents_with(self, name: str, values: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The checked rows of the documents whose column ``name`` (one of ``KEYS``) holds
+        one of ``values``, by number: the key runs of every segment and of the log give the
+        candidates, their rows are compared with ``values``."""
+        wanted = key_values(name, values)
+        with self._mutex:
+            found = [docs_holding(self._keys[s.name][name], wanted) for s in self.segments]
+            found.append(self.keys[name].docs_holding(wanted))
+            docs: list[int] = np.unique(np.concatenate(found)).tolist()
+            rows = documents_in(self.db, self.meta_path, "doc", docs) if docs else []
+        field, asked = formats.ROW_FIELDS.index(name), set(values)
+        return sorted((row for row in rows if row[field] in asked), key=lambda row: row[0])
+
+    def sharing(self, values: list[int]) -> list[int]:
+        """The stored documents whose sketch holds any of ``values`` (signed), sorted: the
+        postings of every segment and of the insert log."""
+        wanted = np.unique(np.array(values, dtype=np.int64))
+        with self._mutex:
+            found = [docs_holding(self._runs[s.name], wanted) for s in self.segments]
+            found.append(self.postings.docs_holding(wanted))
+        docs: list[int] = np.unique(np.concatenate(found)).tolist()
+        return docs
+
+    def value_pages(self, host: int, kind: int, wanted: I64) -> I64:
+        """The stored pages of ``host`` (signed key) holding each of ``wanted`` (values of
+        ``kind``, signed): the tallies of every segment and of the insert log, summed."""
+        with self._mutex:
+            total = self.tallies.pages_of(host, kind, wanted)
+            for entry in self.segments:
+                total += pages_of(self._tallies[entry.name], host, kind, wanted)
+        return total
+
+    def tally(self) -> Tally:
+        """Every per-host value count of the store, as one tally."""
+        with self._mutex:
+            return summed([*(self._tallies[s.name] for s in self.segments),
+                           *self.tallies.runs])
+
     def host_templates(self) -> dict[str, object]:
         """Per host: its pages and template values (every count read and checked)."""
         with self._sqlite(), formats.snapshot(self.db):
-            return template_summary(self.db, self.meta_path, self.config.templates)
+            return template_summary(self.db, self.meta_path, self.config.templates,
+                                    self.tally())
 
     def document(self, key: int | str) -> dict[str, object] | None:
         """The stored row of a document, by number or by id (the latest with that id)."""
-        where = "doc=?" if isinstance(key, int) else "id=? ORDER BY doc DESC LIMIT 1"
         with self._sqlite():
-            rows = documents_where(self.db, self.meta_path, where, (key,))
+            rows = (documents_where(self.db, self.meta_path, "doc=?", (key,))
+                    if isinstance(key, int) else self.documents_with("id", [key])[-1:])
         rows = [r for r in rows if r[0 if isinstance(key, int) else 1] == key]
         return document_dict(rows[0]) if rows else None
 
@@ -535,6 +623,33 @@ class Store:
         self.close()
 
 
+def segment_arrays(segment: PermutedTables, run: Run, tally: Tally, keys: dict[str, Run],
+                   compress: bool) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of a segment file set: fingerprints, their tables, postings, tally and
+    key runs."""
+    arrays = {"fingerprints": segment.fingerprints, "ids": segment.ids,
+              POSTING_ARRAYS[0]: run[0], POSTING_ARRAYS[1]: run[1],
+              **dict(zip(TALLY_ARRAYS, tally, strict=True))}
+    for name in KEYS:
+        arrays.update(zip(key_arrays(name), keys[name], strict=True))
+    if compress:
+        compressed = segment.compress().tables
+        assert isinstance(compressed, list)
+        for t, table in enumerate(compressed):
+            arrays.update({f"table{t}.{n}": a for n, a in table.to_arrays().items()})
+    else:
+        arrays["tables"] = np.asarray(segment.tables)
+    return arrays
+
+
+def next_segment_name(root: Path, segments: list[formats.SegmentEntry]) -> str:
+    """A segment name above every listed segment and every segment folder on disk."""
+    base = root / formats.SEGMENTS
+    on_disk = [int(p.name) for p in base.glob("[0-9]*") if p.name.isdigit()] \
+        if base.exists() else []
+    return f"{max([*(int(s.name) for s in segments), *on_disk], default=0) + 1:08d}"
+
+
 def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
     """Revisit records carry no payload to index: they are left out of a store."""
     for doc in docs:
@@ -542,7 +657,8 @@ def _payloads(docs: Iterable[Document]) -> Iterator[Document]:
             yield doc
 
 
-def _lock(root: Path) -> int:
+def writer_lock(root: Path) -> int:
+    """The store's writer lock, taken (StoreError if another process holds it)."""
     try:
         descriptor = os.open(root / formats.WRITER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:

@@ -12,11 +12,13 @@
       lock                   held (flock, exclusive) by the one writer
       readers.lock           held shared by a process while it maps segments; a writer removes
                              a file only when it can take this lock exclusively
-      meta.sqlite            documents, sketches and their postings (sketch value -> documents),
-                             clusters, the insert log, and per host its page count and the
-                             pages holding each sketch value / kept shingle (host_pages,
-                             host_values: site templates, see neardup.store.hosts) (WAL mode)
-      segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json
+      meta.sqlite            documents, sketches, clusters, the insert log, per host its page
+                             count (host_pages) and the documents whose values count (counted;
+                             site templates, see neardup.store.hosts) (WAL mode)
+      segments/<name>/       immutable, memory-mapped numpy arrays listed in segment.json: the
+                             fingerprints, their permuted tables, the sketch postings of the
+                             segment's documents (see neardup.store.postings) and a tally of
+                             per-host value counts (see neardup.store.tallies)
         segment.json         per array: file, dtype, shape, bytes, xxh3 checksum
 
 A file is written to a temporary name, flushed to disk, then renamed over its final name, and the
@@ -44,18 +46,22 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
-from neardup.errors import CorruptDataError, NeardupError, OutputError
+from neardup.errors import CorruptDataError, NeardupError, OutputError, StoreError
 from neardup.store import durable
 
 __all__ = [
     "FORMAT",
+    "PREVIOUS_TABLES",
+    "PREVIOUS_VERSION",
     "ROW_COLUMNS",
     "VERSION",
     "CommitRecord",
     "SegmentEntry",
     "checked_rows",
     "connect_meta",
+    "drop_previous_tables",
     "manifest_stamp",
+    "manifest_version",
     "open_record",
     "read_manifest",
     "read_record",
@@ -76,7 +82,14 @@ __all__ = [
 ]
 
 FORMAT = "neardup-store"
-VERSION = 3
+VERSION = 4
+PREVIOUS_VERSION = 3
+"""The format a writer upgrades on open (:mod:`neardup.store.upgrade`): version 3 kept the
+sketch postings (``postings``) and the per-host value counts (``host_values``) in SQLite."""
+PREVIOUS_TABLES = ("postings", "host_values", "documents_url", "documents_id",
+                   "documents_identical", "documents_shingle")
+"""Tables and indexes of version 3: the lookups by value are key runs in the segments now
+(neardup.store.keys)."""
 MANIFEST = "manifest.json"
 META = "meta.sqlite"
 COMMITTED = "committed"
@@ -91,22 +104,14 @@ CREATE TABLE IF NOT EXISTS documents (
     source TEXT, length INTEGER, text_chars INTEGER, tokens INTEGER,
     identical INTEGER, lexical INTEGER, shingle INTEGER, simhash INTEGER,
     cluster INTEGER NOT NULL, segment INTEGER, crc INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_url ON documents(url);
-CREATE INDEX IF NOT EXISTS documents_id ON documents(id);
 CREATE INDEX IF NOT EXISTS documents_cluster ON documents(cluster);
-CREATE INDEX IF NOT EXISTS documents_identical ON documents(identical);
 CREATE INDEX IF NOT EXISTS documents_log ON documents(segment) WHERE segment IS NULL;
 CREATE TABLE IF NOT EXISTS sketches (doc INTEGER PRIMARY KEY, modulus INTEGER, data BLOB,
     shingles BLOB, crc INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS postings (value INTEGER NOT NULL, doc INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS postings_value ON postings(value);
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_shingle ON documents(shingle);
 CREATE TABLE IF NOT EXISTS host_pages (host INTEGER PRIMARY KEY, name TEXT NOT NULL,
     pages INTEGER NOT NULL, crc INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS host_values (host INTEGER NOT NULL, kind INTEGER NOT NULL,
-    value INTEGER NOT NULL, pages INTEGER NOT NULL, crc INTEGER NOT NULL,
-    PRIMARY KEY (host, kind, value)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS counted (doc INTEGER PRIMARY KEY, crc INTEGER NOT NULL);
 """
 
 
@@ -171,11 +176,13 @@ def _body_checksum(body: dict[str, Any]) -> str:
     return xxhash.xxh3_64_hexdigest(json.dumps(fields, sort_keys=True).encode())
 
 
-def read_manifest(root: Path) -> tuple[dict[str, Any], list[SegmentEntry], int]:
-    """(config, segments, next doc) of the store at ``root``; CorruptDataError names the file."""
+def read_manifest(root: Path, version: int = VERSION
+                  ) -> tuple[dict[str, Any], list[SegmentEntry], int]:
+    """(config, segments, next doc) of the store at ``root`` (of format ``version``);
+    CorruptDataError names the file."""
     path = root / MANIFEST
     try:
-        body = _manifest_body(path)
+        body = _manifest_body(path, version)
         segments = [SegmentEntry(**entry) for entry in body["segments"]]
         return body["config"], segments, int(body["next_doc"])
     except (ValueError, KeyError, TypeError, AttributeError) as error:
@@ -198,17 +205,32 @@ def record_expected(root: Path) -> bool:
     return _manifest_body(root / MANIFEST).get("commit_record") == COMMITTED
 
 
-def _manifest_body(path: Path) -> dict[str, Any]:
+def manifest_version(root: Path) -> object:
+    """The format version the manifest of ``root`` declares (None when it cannot be read:
+    opening the store then names the cause)."""
+    try:
+        body = json.loads((root / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return body.get("version") if isinstance(body, dict) else None
+
+
+def _manifest_body(path: Path, version: int = VERSION) -> dict[str, Any]:
     """The manifest's fields, after checking its format, version and checksum."""
     try:
         body = json.loads(path.read_bytes())
         if not isinstance(body, dict) or body.get("format") != FORMAT:
             raise CorruptDataError(f"{path}: not a neardup store manifest")
-        if body.get("version") != VERSION:
-            raise CorruptDataError(f"{path}: store format version {body.get('version')!r}, "
-                                   f"this neardup reads version {VERSION}")
         if body.get("checksum") != _body_checksum(body):
             raise CorruptDataError(f"{path}: checksum mismatch (altered)")
+        if body.get("version") == PREVIOUS_VERSION and version == VERSION:
+            raise StoreError(f"{path}: store format version {PREVIOUS_VERSION}; a writer "
+                             f"upgrades it to version {VERSION} when it opens the store "
+                             f"(for example `neardup compact {path.parent}`), then readers "
+                             "can open it")
+        if body.get("version") != version:
+            raise CorruptDataError(f"{path}: store format version {body.get('version')!r}, "
+                                   f"this neardup reads version {version}")
         return body
     except FileNotFoundError as error:
         raise CorruptDataError(f"{path}: missing (not a neardup store)") from error
@@ -444,6 +466,12 @@ def remove_debris(root: Path, segments: list[SegmentEntry]) -> list[str]:
         os.close(descriptor)
 
 
+WRITER_CACHE_KIB = 128 * 1024
+"""The writer's SQLite page cache. A transaction dirtying more pages than the cache holds
+spills them to the WAL before it commits, and writes a page again each time it is dirtied after
+a spill: with SQLite's default 2 MiB, an add of 5,000 documents wrote each page several times."""
+
+
 def connect_meta(root: Path, read_only: bool = False) -> sqlite3.Connection:
     """The metadata database in WAL mode (committed inserts survive a killed process). The
     connection is in autocommit mode: writes go through :func:`transaction`."""
@@ -455,11 +483,24 @@ def connect_meta(root: Path, read_only: bool = False) -> sqlite3.Connection:
         connection.create_function("neardup_crc", len(ROW_FIELDS), row_checksum,
                                    deterministic=True)
         if not read_only:
+            connection.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
             connection.executescript(SCHEMA)
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as error:
         raise sqlite_error(path, error) from error
     return connection
+
+
+def drop_previous_tables(db: sqlite3.Connection, path: Path) -> None:
+    """Drop the tables and indexes of format version 3 an upgrade left behind (a writer does,
+    once the manifest says version 4: until then they are what the old store reads)."""
+    try:
+        found = dict(db.execute("SELECT name, type FROM sqlite_master"))
+        for name in PREVIOUS_TABLES:
+            if found.get(name) in ("table", "index"):
+                db.execute(f"DROP {str(found[name]).upper()} {name}")
+    except sqlite3.Error as error:
+        raise sqlite_error(path, error) from error
 
 
 def sqlite_error(path: Path, error: sqlite3.Error) -> NeardupError:

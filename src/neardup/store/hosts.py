@@ -3,48 +3,57 @@
 Site templates (Bar-Yossef and Rajagopalan 2002) are found by frequency: on a host with at least
 ``min_pages`` pages, a value held by more than ``share`` of them is template, not content
 (:class:`neardup.config.TemplateConfig`, the batch rule of :mod:`neardup.features.templates`).
-A store keeps the counts that rule needs, up to date as documents arrive, in two tables of
-``meta.sqlite`` written in the add's transaction:
+A store keeps the counts that rule needs, up to date as documents arrive:
 
-- ``host_pages`` (host key, name, pages, crc): the pages of each host that count;
-- ``host_values`` (host key, kind, value, pages, crc): per host and value, the pages holding it;
-  kind 0 is a sketch value, kind 1 a kept shingle (stores created with ``keep_shingles``).
+- ``host_pages`` (host key, name, pages, crc), a table of ``meta.sqlite`` written in the add's
+  transaction: the pages of each host that count (one row per host: few rows, so an update
+  dirties few pages);
+- per host and value, the pages holding it (kind 0 a sketch value, kind 1 a kept shingle, in
+  stores created with ``keep_shingles``): sorted runs summed when read, in the segments and in
+  memory for the insert log (:mod:`neardup.store.tallies`); the ``counted`` table lists the
+  log's documents whose values count, so that its tally is rebuilt on open.
 
 A page counts as batch counts it: it has tokens, a host, and is the first stored page of its
 shingle-equivalence class (the exact-level survivor); a re-added document is not stored again,
-so it is not counted twice. Compaction rewrites segments only, never these rows. Every row
-carries a checksum (``crc``) checked whenever it is read: a damaged count is refused with an
-error naming the file and the table, never used.
+so it is not counted twice. Every row carries a checksum (``crc``) checked whenever it is read,
+and the segments' files their checksums: a damaged count is refused with an error naming the
+file (and the table), never used.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
-import numpy.typing as npt
 
 from neardup._types import I64, U64
 from neardup.config import TemplateConfig
 from neardup.errors import CorruptDataError
 from neardup.features.templates import NO_HOST, REPORTED_HOSTS, host_key
-from neardup.store.formats import ROW_FIELDS, row_checksum
+from neardup.store.formats import ROW_FIELDS, checked_rows, row_checksum
 from neardup.store.printer import StoreFeatures
 from neardup.store.records import documents_in, select_in, signed, unsigned
+from neardup.store.tallies import Tally, empty_tally, tally_of
 
-__all__ = ["SHINGLE", "SKETCH", "HostCounts", "NewPage", "PageValues", "count_pages",
-           "new_features", "page_values", "recount", "stored_counts", "template_summary",
-           "value_checksum", "value_checksums"]
+__all__ = ["COUNTED", "SHINGLE", "SKETCH", "HostCounts", "NewPage", "PageValues", "PagesOf",
+           "count_pages", "log_tally", "new_features", "page_values", "recount",
+           "stored_counts", "template_summary"]
 
 SKETCH = 0
 SHINGLE = 1
 KINDS = {SKETCH: "sketch_values", SHINGLE: "shingles"}
 SHINGLE_FIELD = ROW_FIELDS.index("shingle")
+HOST_FIELD = ROW_FIELDS.index("host")
+
+StoredWith = Callable[[list[int]], list[tuple[Any, ...]]]
+"""(shingle hashes, signed) -> the checked rows of the stored documents holding them."""
+PagesOf = Callable[[int, int, I64], I64]
+"""(host key, kind, values) -> the stored pages of that host holding each value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,100 +120,77 @@ def _host_rows(db: sqlite3.Connection, path: Path, keys: list[int]) -> dict[int,
             _checked(rows, path, "host_pages")}
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+COUNTED = "counted"
+"""The table listing the documents whose values are counted, and its rows' checksum tag."""
 
 
-def _mix(x: U64) -> U64:
-    """SplitMix64's finalizer, elementwise (wrapping arithmetic)."""
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    mixed: U64 = x ^ (x >> np.uint64(31))
-    return mixed
-
-
-def value_checksums(host: npt.ArrayLike, kind: npt.ArrayLike, value: npt.ArrayLike,
-                    pages: npt.ArrayLike) -> I64:
-    """The checksums of ``host_values`` rows, vectorized (SplitMix64 rounds over the row's four
-    integers; arguments broadcast)."""
-    columns = np.broadcast_arrays(*(np.asarray(c, dtype=np.int64) for c in
-                                    (host, kind, value, pages)))
-    digest = np.full(columns[0].shape, 0x686F7374, dtype=np.uint64)  # "host"
-    for column in columns:
-        digest = _mix(digest ^ column.view(np.uint64))
-    return digest.view(np.int64)
-
-
-MASK = (1 << 64) - 1
-
-
-def value_checksum(host: int, kind: int, value: int, pages: int) -> int:
-    """:func:`value_checksums` of one row (registered in SQLite as ``neardup_value_crc``)."""
-    digest = 0x686F7374
-    for column in (host, kind, value, pages):
-        x = ((digest ^ (column & MASK)) + 0x9E3779B97F4A7C15) & MASK
-        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
-        digest = x ^ (x >> 31)
-    return digest - (1 << 64) if digest >= 1 << 63 else digest
-
-
-def _checked_values(rows: list[tuple[int, ...]], path: Path) -> I64:
-    """``host_values`` rows (host, kind, value, pages, crc) as an (n, 4) array, every checksum
-    checked."""
-    table = np.array(rows, dtype=np.int64).reshape(-1, 5)
-    bad = np.flatnonzero(value_checksums(*table[:, :4].T) != table[:, 4])
-    if bad.size:
-        raise _damaged(path, "host_values", tuple(table[bad[0], :4].tolist()))
-    return table[:, :4]
-
-
-FEW_ROWS = 64
-"""Up to this many rows, checksums are checked one by one (numpy's per-call cost dominates)."""
-
-
-def _value_rows(db: sqlite3.Connection, path: Path, key: int, kind: int,
-                values: list[int]) -> dict[int, int]:
-    """The stored page counts of ``values`` (signed) of one host and kind."""
-    rows = select_in(db, "SELECT host, kind, value, pages, crc FROM host_values WHERE "
-                         "host = ? AND kind = ? AND value IN ({marks})", values,
-                     (int(key), int(kind)))
-    if len(rows) > FEW_ROWS:
-        table = _checked_values(rows, path)
-        mine = table[(table[:, 0] == key) & (table[:, 1] == kind)]
-        return dict(zip(mine[:, 2].tolist(), mine[:, 3].tolist(), strict=True))
-    counts = {}
-    for row in rows:                # a query's few values: checked without numpy's overhead
-        if value_checksum(*row[:4]) != row[4]:
-            raise _damaged(path, "host_values", tuple(row[:4]))
-        if row[0] == key and row[1] == kind:
-            counts[int(row[2])] = int(row[3])
-    return counts
-
-
-def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues]) -> int:
-    """Add the pages that count to the host tables (inside the caller's transaction): each
-    page with tokens and a host that is the first of its shingle class, stored or in this
-    batch. Returns how many pages counted."""
+def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues],
+                docs: Sequence[int], stored: StoredWith) -> Tally:
+    """Add the pages that count to ``host_pages`` and list those holding values in
+    ``counted`` (inside the caller's transaction): each page with tokens and a host that is
+    the first of its shingle class, stored (``stored``: the rows holding shingle hashes) or
+    in this batch. Returns the tally of their values
+    (the caller adds it to the store's once the transaction commits)."""
     shingles = sorted({signed(p.shingle) for p in pages if p.tokens})
-    known = {int(row[SHINGLE_FIELD]) for row in documents_in(db, path, "shingle", shingles)}
+    known = {int(row[SHINGLE_FIELD]) for row in stored(shingles)}
     hosts: Counter[int] = Counter()
     names: dict[int, str] = {}
-    values: dict[tuple[int, int], Counter[int]] = {}
-    for page in pages:
+    columns: list[tuple[int, int, U64]] = []
+    counted = []
+    for page, doc in zip(pages, docs, strict=True):
         key, shingle = signed(host_key(page.host)), signed(page.shingle)
         if not page.tokens or key == NO_HOST or shingle in known:
             continue
         known.add(shingle)
         hosts[key] += 1
         names.setdefault(key, (page.host or "").lower())
-        for kind, held in page.values.items():
-            values.setdefault((key, kind), Counter()).update(held.view(np.int64).tolist())
+        columns += [(key, kind, held) for kind, held in page.values.items()]
+        if page.values:
+            counted.append((doc, row_checksum(COUNTED, doc)))
     _write_hosts(db, path, hosts, names)
-    db.create_function("neardup_value_crc", 4, value_checksum, deterministic=True)
-    for (key, kind), counts in values.items():
-        _write_values(db, path, key, kind, counts)
-    return sum(hosts.values())
+    db.executemany("INSERT INTO counted VALUES (?, ?)", counted)
+    return _tally(columns)
+
+
+def _tally(columns: list[tuple[int, int, U64]]) -> Tally:
+    """The tally of pages' values, given as (host key, kind, values) per page and kind."""
+    if not columns:
+        return empty_tally()
+    sizes = [held.size for _, _, held in columns]
+    return tally_of(np.repeat(np.array([c[0] for c in columns], dtype=np.int64), sizes),
+                    np.repeat(np.array([c[1] for c in columns], dtype=np.int64), sizes),
+                    np.concatenate([held.view(np.int64) for _, _, held in columns]))
+
+
+def log_tally(db: sqlite3.Connection, path: Path, first: int) -> Tally:
+    """The tally of the counted pages numbered ``first`` and later (the insert log), from their
+    document and sketch rows, every row checked against its checksum."""
+    try:
+        listed = db.execute("SELECT doc, crc FROM counted WHERE doc >= ? ORDER BY doc",
+                            (first,)).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):   # an upgraded store no writer has opened since
+            return empty_tally()
+        raise
+    for doc, crc in listed:
+        if row_checksum(COUNTED, doc) != crc:
+            raise _damaged(path, COUNTED, doc)
+    docs = [int(doc) for doc, _ in listed]
+    if not docs:
+        return empty_tally()
+    hosts = {int(row[0]): signed(host_key(row[HOST_FIELD]))
+             for row in documents_in(db, path, "doc", docs)}
+    sketches = checked_rows(select_in(db, "SELECT doc, modulus, data, shingles, crc FROM "
+                                          "sketches WHERE doc IN ({marks})", docs), path)
+    if len(hosts) != len(docs) or len(sketches) != len(docs):
+        raise CorruptDataError(f"{path}: table {COUNTED} lists documents without their "
+                               "document or sketch rows (damaged)")
+    columns: list[tuple[int, int, U64]] = []
+    for doc, _, data, shingles in sketches:
+        columns.append((hosts[doc], SKETCH, np.frombuffer(data, dtype="<u8")))
+        if shingles is not None:
+            columns.append((hosts[doc], SHINGLE, np.frombuffer(shingles, dtype="<u8")))
+    return _tally(columns)
 
 
 def _write_hosts(db: sqlite3.Connection, path: Path, hosts: Counter[int],
@@ -218,34 +204,14 @@ def _write_hosts(db: sqlite3.Connection, path: Path, hosts: Counter[int],
     db.executemany("INSERT OR REPLACE INTO host_pages VALUES (?,?,?,?)", rows)
 
 
-UPSERT = ("INSERT INTO host_values VALUES ({key}, {kind}, ?, ?, ?) "
-          "ON CONFLICT (host, kind, value) DO UPDATE SET pages = pages + excluded.pages, "
-          "crc = neardup_value_crc(host, kind, value, pages + excluded.pages) "
-          "WHERE crc = neardup_value_crc(host, kind, value, pages)")
-"""Add to a count, or start one; a stored row whose checksum fails is not updated (the
-statement then changes fewer rows than it was given, and the add is refused)."""
-
-
-def _write_values(db: sqlite3.Connection, path: Path, key: int, kind: int,
-                  counts: Counter[int]) -> None:
-    values = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-    added = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-    checksums = value_checksums(np.int64(key), np.int64(kind), values, added)
-    cursor = db.executemany(UPSERT.format(key=int(key), kind=int(kind)),
-                            zip(values.tolist(), added.tolist(), checksums.tolist(),
-                                strict=True))
-    if cursor.rowcount != values.size:
-        raise CorruptDataError(f"{path}: table host_values, a row of host {key} fails its "
-                               "checksum (damaged)")
-
-
 class HostCounts:
     """The counts as one operation reads them (a query, or an add's verification): the
     template values of a host among given values; page counts and value counts cached, and
     fetched a host at a time with :meth:`prefetch`."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path, config: TemplateConfig) -> None:
-        self.db, self.path, self.config = db, path, config
+    def __init__(self, db: sqlite3.Connection, path: Path, config: TemplateConfig,
+                 pages_of: PagesOf) -> None:
+        self.db, self.path, self.config, self.pages_of = db, path, config, pages_of
         self._pages: dict[int, int] = {}
         self._counts: dict[tuple[int, int], dict[int, int]] = {}
         self._keys: dict[str | None, int] = {}
@@ -279,9 +245,9 @@ class HostCounts:
         for (host_id, kind_id), asked in grouped.items():
             cache = self._counts.setdefault((host_id, kind_id), {})
             missing = sorted(asked.difference(cache))
-            found = (_value_rows(self.db, self.path, host_id, kind_id, missing) if missing
-                     else {})
-            cache.update({value: found.get(value, 0) for value in missing})
+            if missing:
+                found = self.pages_of(host_id, kind_id, np.array(missing, dtype=np.int64))
+                cache.update(zip(missing, found.tolist(), strict=True))
 
     def templates(self, host: str | None, kind: int, values: U64) -> U64:
         """The values among ``values`` (sorted distinct) that are template on ``host``."""
@@ -313,15 +279,14 @@ def _all_hosts(db: sqlite3.Connection, path: Path) -> dict[int, tuple[str, int]]
         db.execute("SELECT host, name, pages, crc FROM host_pages"), path, "host_pages")}
 
 
-def stored_counts(db: sqlite3.Connection, path: Path
+def stored_counts(db: sqlite3.Connection, path: Path, tally: Tally
                   ) -> tuple[dict[int, int], dict[tuple[int, int, int], int]]:
-    """Every stored count, each row checked: pages per host key, pages per (host, kind,
-    value) (keys and values as unsigned 64-bit integers)."""
+    """Every stored count: pages per host key (each row checked), pages per (host, kind,
+    value) from the store's whole ``tally`` (keys and values as unsigned 64-bit integers)."""
     hosts = {key: pages for key, (_, pages) in _all_hosts(db, path).items()}
-    table = _checked_values(
-        db.execute("SELECT host, kind, value, pages, crc FROM host_values").fetchall(), path)
-    values = {(unsigned(k), kind, unsigned(v)): pages for k, kind, v, pages in table.tolist()}
-    return hosts, values
+    keys, kinds, values, pages = (np.asarray(column).tolist() for column in tally)
+    return hosts, {(unsigned(k), kind, unsigned(v)): p
+                   for k, kind, v, p in zip(keys, kinds, values, pages, strict=True)}
 
 
 def recount(pages: Iterable[PageValues]) -> tuple[dict[int, int],
@@ -342,12 +307,12 @@ def recount(pages: Iterable[PageValues]) -> tuple[dict[int, int],
     return dict(hosts), dict(values)
 
 
-def template_summary(db: sqlite3.Connection, path: Path,
-                     config: TemplateConfig) -> dict[str, object]:
+def template_summary(db: sqlite3.Connection, path: Path, config: TemplateConfig,
+                     tally: Tally) -> dict[str, object]:
     """Per host: its pages and its template values by kind (the hosts with the most template
     values first, at most 50 listed), as batch's ``summary.json`` reports them. Reads (and
     checks) every count."""
-    hosts, values = stored_counts(db, path)
+    hosts, values = stored_counts(db, path, tally)
     names = {key: name for key, (name, _) in _all_hosts(db, path).items()}
     found: dict[int, Counter[str]] = {}
     for (key, kind, _), pages in values.items():

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,11 +22,12 @@ from neardup.fingerprints.sketch import Sketcher, estimate_containment, estimate
 from neardup.fingerprints.sketch_match import SketchMatch, explain_match
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.store.content import Side, compare, resembles
-from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows
+from neardup.store.formats import ROW_FIELDS, checked_rows
 from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
 from neardup.store.printer import SketchOf, StoreFeatures, store_fingerprinter
 from neardup.store.records import (
     IDENTICAL,
+    documents_in,
     documents_where,
     select_in,
     signed,
@@ -82,12 +82,8 @@ def _candidates(store: Store, docs: list[int], identical: int) -> dict[int, tupl
     """Checked rows (the columns of ``COLUMNS``) of ``docs`` and of the documents whose
     identical-bytes hash (signed) is ``identical``, by number: one statement."""
     wanted = set(docs)
-    if docs:
-        found = select_in(store.db, f"SELECT {ROW_COLUMNS}, crc FROM documents WHERE "
-                          "identical = ? OR doc IN ({marks})", docs, (identical,))
-        rows = checked_rows(found, store.meta_path)
-    else:
-        rows = documents_where(store.db, store.meta_path, "identical = ?", (identical,))
+    same = [row[0] for row in store.documents_with("identical", [identical])]
+    rows = documents_in(store.db, store.meta_path, "doc", sorted(wanted.union(same)))
     return {row[0]: tuple(row[i] for i in PROJECT) for row in rows
             if row[0] in wanted or row[IDENTICAL] == identical}
 
@@ -222,7 +218,8 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     sketches = _sketches(store, list(rows)) if probe.features is not None else {}
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
-                      chosen if templates else dataclasses.replace(chosen, enabled=False))
+                      chosen if templates else dataclasses.replace(chosen, enabled=False),
+                      store.value_pages)
     view.prefetch(_wanted(probe, rows, sketches))
     scored = [_match(row, probe, sketches, store, explain, view) for row in rows.values()]
     matches = [match for match, stands in scored if stands or not judged]
@@ -264,9 +261,7 @@ def query_document(store: Store, doc: Document, k: int | None = None,
 
 def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
     """The most recent document stored under ``url`` and its probe (KeyError when none)."""
-    found = [row for row in documents_where(store.db, store.meta_path,
-                                            "url=? ORDER BY doc DESC LIMIT 1", (url,))
-             if row[2] == url]
+    found = [row for row in store.documents_with("url", [url])[-1:] if row[2] == url]
     if not found:
         raise KeyError(url)
     return _row_probe(store, found[0])
@@ -312,14 +307,9 @@ def stored_sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
     return _sketches(store, docs)
 
 
-def sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
+def sharing(store: Store, values: list[int]) -> list[int]:
     """The stored documents whose sketch holds any of ``values``, sorted."""
-    return _sharing(db, values)
-
-
-def _sharing(db: sqlite3.Connection, values: list[int]) -> list[int]:
-    rows = select_in(db, "SELECT DISTINCT doc FROM postings WHERE value IN ({marks})", values)
-    return sorted({doc for (doc,) in rows})
+    return store.sharing(values)
 
 
 def check_sketch_search(store: Store, containment: float) -> None:
@@ -349,7 +339,7 @@ def similar_to_probe(store: Store, probe: _Probe, resemblance: float, containmen
     if probe.features is None:
         return []
     values = probe.features.sketch.astype(np.int64).tolist()
-    matches = _matches(store, probe, _sharing(store.db, values), explain, leave_out, templates)
+    matches = _matches(store, probe, sharing(store, values), explain, leave_out, templates)
     kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
             and (m.containment or 0.0) >= containment]
     return sorted(kept, key=lambda m: (-(m.containment or 0.0) if containment else

@@ -10,6 +10,7 @@ from neardup.errors import ConfigError, CorruptDataError, OutputError, StoreErro
 from neardup.store import formats
 from neardup.store.collection import Store
 from neardup.store.settings import config_from_dict, config_to_dict, differences
+from neardup.store.upgrade import upgrade_if_previous
 
 __all__ = ["open_store"]
 
@@ -23,6 +24,9 @@ def open_store(path: str | os.PathLike[str], config: StoreConfig | None = None, 
     An existing store keeps its config: passing a different one raises ConfigError naming
     every difference. ``verify`` checks each segment file's checksum when the store first maps
     it (on by default; it costs a read of the segment files), not only its size.
+
+    A writer opening a store of the previous format (version 3) upgrades it first
+    (:mod:`neardup.store.upgrade`: crash-safe, one-way); a reader refuses it, naming the fix.
     """
     root = Path(path)
     manifest = root / formats.MANIFEST
@@ -34,6 +38,8 @@ def open_store(path: str | os.PathLike[str], config: StoreConfig | None = None, 
         if read_only or not create or (root.exists() and any(root.iterdir())):
             raise CorruptDataError(f"{manifest}: missing (not a neardup store)")
         _create(root, config or StoreConfig())
+    if not read_only:
+        upgrade_if_previous(root)               # format version 3: see neardup.store.upgrade
     stored, _, _ = formats.read_manifest(root)
     if config is not None:
         found = differences(stored, config_to_dict(config))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ __all__ = [
     "document_row",
     "documents_in",
     "documents_where",
-    "postings",
     "select_in",
     "signed",
     "sketch_rows",
@@ -159,13 +157,6 @@ def sketch_rows(docs: I64,
             row = (doc, features.modulus, features.sketch.astype("<u8").tobytes(), shingles)
             rows.append((*row, row_checksum(*row)))
     return rows
-
-
-def postings(sketches: list[tuple[int, int, bytes, bytes | None, int]]
-              ) -> Iterator[tuple[int, int]]:
-    for doc, _, data, _, _ in sketches:
-        for value in np.frombuffer(data, dtype="<i8").tolist():
-            yield value, doc
 
 
 def document_dict(row: tuple[object, ...]) -> dict[str, object]:

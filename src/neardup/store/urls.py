@@ -91,11 +91,10 @@ def _by_sketch(store: Store) -> bool:
 
 def url_cluster(store: Store, url: str) -> UrlCluster:
     """Every document of the cluster of ``url``'s most recent document (KeyError: no such URL)."""
-    row = store.db.execute("SELECT doc, cluster FROM documents WHERE url=? ORDER BY doc DESC "
-                           "LIMIT 1", (url,)).fetchone()
-    if row is None:
+    rows = store.documents_with("url", [url])
+    if not rows:
         raise KeyError(url)
-    doc, cluster = row
+    doc, cluster = rows[-1][0], rows[-1][ROW_FIELDS.index("cluster")]
     if _by_sketch(store):
         cluster = store.db.execute("SELECT cluster FROM sketch_clusters WHERE doc=?",
                                    (doc,)).fetchone()[0]
@@ -136,7 +135,7 @@ def _resembling(store: Store, doc: int, page: Side, view: HostCounts) -> list[in
     config, floor = store.config.sketch, store.config.sketch_clusters
     assert config is not None and floor is not None
     features = page.features
-    others = [d for d in sharing(store.db, features.sketch.astype(np.int64).tolist()) if d != doc]
+    others = [d for d in sharing(store, features.sketch.astype(np.int64).tolist()) if d != doc]
     rows = {r[0]: r for r in documents_in(store.db, store.meta_path, "doc", others)}
     found = []
     for other, stored in stored_sketches(store, others).items():
@@ -156,7 +155,7 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     db.execute(_TABLE)
     db.execute(_INDEX)
     links: list[tuple[int, int]] = []
-    view = HostCounts(db, store.meta_path, store.config.templates)
+    view = HostCounts(db, store.meta_path, store.config.templates, store.value_pages)
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
         if features is not None and features.sketch.size:

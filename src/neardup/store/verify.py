@@ -29,6 +29,7 @@ from neardup.store.hosts import (
 )
 from neardup.store.lookup import stored_sketches
 from neardup.store.records import documents_in, signed
+from neardup.store.tallies import Tally, pages_of
 
 if TYPE_CHECKING:
     from neardup.store.collection import Store
@@ -46,29 +47,34 @@ def _batch_side(prints: NewPage) -> Facts:
     return side, (signed(prints.identical), signed(prints.lexical), prints.tokens)
 
 
-def counted_and_judged(store: Store, batch: Sequence[NewPage], positions: I64,
-                       found: Matches, a: I64, b: I64) -> tuple[Matches, I64, I64]:
-    """Count the batch's pages (before its rows are written), then keep the matches that
-    stand: ``found`` (stored matches of the indexed batch documents) and the batch pairs
-    (``a``, ``b``), positions among the indexed documents (``positions``: their batch
-    positions)."""
-    count_pages(store.db, store.meta_path, [page_values(p) for p in batch])
+def counted_and_judged(store: Store, batch: Sequence[NewPage], docs: I64, positions: I64,
+                       found: Matches, a: I64, b: I64) -> tuple[Matches, I64, I64, Tally]:
+    """Count the batch's pages (numbered ``docs``; before their rows are written), then keep
+    the matches that stand: ``found`` (stored matches of the indexed batch documents) and the
+    batch pairs (``a``, ``b``), positions among the indexed documents (``positions``: their
+    batch positions). Also returns the batch's tally, for the store to add once committed."""
+    tally = count_pages(store.db, store.meta_path, [page_values(p) for p in batch],
+                        docs.tolist(), lambda values: store.documents_with("shingle", values))
     stands, pairs = content_matches(store, batch, positions[found.query], found.id,
-                                    positions[a], positions[b])
+                                    positions[a], positions[b], tally)
     return (Matches(found.query[stands], found.id[stands], found.distance[stands]),
-            a[pairs], b[pairs])
+            a[pairs], b[pairs], tally)
 
 
 def content_matches(store: Store, batch: Sequence[NewPage], query: I64, stored: I64,
-                    a: I64, b: I64) -> tuple[BOOL, BOOL]:
+                    a: I64, b: I64, pending: Tally) -> tuple[BOOL, BOOL]:
     """Which matches stand: (batch position ``query[i]``, stored doc ``stored[i]``) and
-    (batch positions ``a[j]``, ``b[j]``); call inside the add's transaction."""
+    (batch positions ``a[j]``, ``b[j]``), the batch's own tally (``pending``, not yet the
+    store's) counted; call inside the add's transaction."""
     keep_stored = np.ones(query.size, dtype=np.bool_)
     keep_batch = np.ones(a.size, dtype=np.bool_)
     config = store.config
     if config.sketch is None or not config.templates.enabled or not (query.size or a.size):
         return keep_stored, keep_batch
-    view = HostCounts(store.db, store.meta_path, config.templates)
+    def counts(host: int, kind: int, values: I64) -> I64:
+        return store.value_pages(host, kind, values) + pages_of(pending, host, kind, values)
+
+    view = HostCounts(store.db, store.meta_path, config.templates, counts)
     involved = set(query.tolist()) | set(a.tolist()) | set(b.tolist())
     sides = {p: _batch_side(batch[p]) for p in involved}
     others = _stored_sides(store, sorted(set(stored.tolist())))
