@@ -78,8 +78,9 @@ PAIRS = {"other-frame": 60, "template-swap": 12, "ads": 12, "dates": 12, "edit":
 ON_BIG = {"other-frame": 12, "ads": 3, "dates": 3, "edit": 3}
 POSITIVE_KINDS = tuple(PAIRS)
 NEGATIVE_KINDS = ("same-frame-big", "same-frame-small", "other")
-RUNS = {"defaults": [], "main": ["--extract", "main"], "article": ["--extract", "article"],
-        "trafilatura": ["--extract", "trafilatura"], "no-templates": ["--no-templates"]}
+RUNS = {"defaults": [], "one-view": ["--no-article-view"], "main": ["--extract", "main"],
+        "article": ["--extract", "article"], "trafilatura": ["--extract", "trafilatura"],
+        "no-templates": ["--no-templates"]}
 SYNDICATION_EDITS = ("none", "words", "byline", "drop-last", "append")
 SLOT = "{ARTICLE}"
 TITLE = "{TITLE}"
