@@ -28,6 +28,7 @@ import pyarrow as pa
 from neardup._types import I64
 from neardup.engine.partition import ARTICLE, read_meta
 from neardup.engine.workdir import WorkDir, read_array, write_array, write_atomic
+from neardup.sources.columns import numbers_of
 
 __all__ = ["COLUMNS", "Catalog", "Part", "build_catalog", "load_catalog"]
 
@@ -136,7 +137,7 @@ def _columns_of(folder: Path, rows: int) -> npt.NDArray[Any]:
     meta = read_meta(folder, list(_COPIED))
     out = np.zeros(rows, dtype=COLUMNS)
     for name in _COPIED:
-        out[name] = meta.column(name).to_numpy()
+        out[name] = numbers_of(meta.column(name))
     out["revisit_of"] = -1
     return out
 
