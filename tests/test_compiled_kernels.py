@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import neardup.text.compiled as compiled_module
 from neardup.cluster.unionfind import components
 from neardup.config import MinHashConfig
 from neardup.features.shingles import shingle_hashes, token_hashes
@@ -65,7 +66,7 @@ def test_interpreted_kernels_match_compiled_ones_on_every_real_page(shared_data:
 
 def test_interpreted_kernels_match_on_edge_cases() -> None:
     for text in ["", " ", "a", "ä", "日本語のテキスト", "𠀀𠀁 x", "one two", "x " * 700,
-                 "Ǆ ﬁ Ａ１ ß café café"]:
+                 "Ǆ ﬁ \uff21\uff11 ß café cafe\u0301"]:  # full-width A1, decomposed é
         _same_both_ways(text)
 
 
@@ -128,3 +129,40 @@ def test_a_one_document_dedup_imports_neither_numba_nor_pandas(tmp_path: Path) -
 
 def test_dedup_help_imports_no_numba() -> None:
     assert _modules_after("dedup", "--help") == []
+
+
+def _fresh_sum() -> Kernel:
+    def total(values: np.ndarray) -> int:
+        result = 0
+        for value in values:
+            result += value
+        return result
+
+    kernel = njit(cache=False, interpretable=True)(total)
+    assert isinstance(kernel, Kernel)
+    return kernel
+
+
+def test_the_rule_interprets_small_calls_until_numba_is_loaded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiled_module, "_bought", [False])
+    monkeypatch.setattr(compiled_module, "_spent", [0.0])
+    kernel = _fresh_sum()
+    assert kernel(np.arange(10)) == 45
+    assert kernel._compiled is None  # interpreted
+    assert compiled_module._spent[0] > 0
+    big = np.arange(compiled_module.SMALL_CALL + 1)
+    assert kernel(big) == big.sum()  # too large to interpret: compiled, and numba is loaded
+    assert kernel._compiled is not None and compiled_module._bought[0]
+    other = _fresh_sum()
+    assert other(np.arange(3)) == 3
+    assert other._compiled is not None  # once one kernel compiled, every kernel does
+
+
+def test_the_rule_compiles_once_the_interpreted_time_is_spent(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiled_module, "_bought", [False])
+    monkeypatch.setattr(compiled_module, "_spent", [compiled_module.INTERPRET_SECONDS])
+    kernel = _fresh_sum()
+    assert kernel(np.arange(4)) == 6
+    assert kernel._compiled is not None

@@ -10,6 +10,7 @@ configuration is refused. It is the only batch implementation: the command line,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -63,6 +64,7 @@ from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 from neardup.store.durable import sync
+from neardup.text.compiled import kernel_mode
 
 __all__ = ["DOCUMENTS", "SMALL_INPUT_BYTES", "EngineOptions", "Executor", "run_engine"]
 
@@ -279,7 +281,8 @@ def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptio
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
     if documents is not None:
         fingerprint_split(jobs[0], lambda cursor: _taken(documents, cursor))  # marks it done
-    with shared_pool(options.workers):  # one pool for every stage
+    pooled = kernel_mode("compile") if options.workers > 1 else contextlib.nullcontext()
+    with pooled, shared_pool(options.workers):  # one pool for every stage; kernels compiled
         records = run_fingerprint(work, jobs, (executor.mapper or task_map)(options.workers),
                                   report, workers=options.workers, spool=executor.mapper is None)
         laps.lap("read_extract_fingerprint")

@@ -18,9 +18,10 @@ import pyarrow as pa
 
 __all__ = ["numbers_of", "numeric_array", "string_array", "string_lists"]
 
-_TYPES: dict[np.dtype[Any], pa.DataType] = {np.dtype(np.int64): pa.int64(), np.dtype(np.uint64): pa.uint64(),
-          np.dtype(np.int32): pa.int32(), np.dtype(np.uint32): pa.uint32(),
-          np.dtype(np.float64): pa.float64(), np.dtype(np.bool_): pa.bool_()}
+_TYPES: dict[np.dtype[Any], pa.DataType] = {
+    np.dtype(np.int64): pa.int64(), np.dtype(np.uint64): pa.uint64(),
+    np.dtype(np.int32): pa.int32(), np.dtype(np.uint32): pa.uint32(),
+    np.dtype(np.float64): pa.float64(), np.dtype(np.bool_): pa.bool_()}
 _DTYPES: dict[pa.DataType, np.dtype[Any]] = {kind: dtype for dtype, kind in _TYPES.items()}
 _INT32_MAX = 2**31 - 1
 

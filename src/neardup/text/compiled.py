@@ -7,7 +7,8 @@ than a few documents' whole run. A kernel declared ``interpretable`` (its plain 
 gives numba's results: a test checks it on real pages) instead runs that same function,
 interpreted, while the call is small (:data:`SMALL_CALL` elements in its data) and the process
 has spent less than :data:`INTERPRET_SECONDS` interpreting (what compiling costs: the classic
-rent-or-buy rule, never worse than twice the better choice); after that, every kernel compiles.
+rent-or-buy rule, never worse than twice the better choice) and compiled no kernel yet (a large
+call, or a kernel not declared interpretable, loads numba); after that, every kernel compiles.
 
 Interpreted code must compute as numba does: 64-bit unsigned arithmetic wraps in both (numpy
 scalars; their overflow warnings are silenced for the call), numba widens narrower integers to
@@ -46,13 +47,15 @@ class _Account(threading.local):
 
 _nesting = _Account()
 _spent = [0.0]  # interpreted seconds of this process (a race only miscounts a few calls)
+_bought = [False]  # a kernel was compiled in this process: numba is loaded, every kernel compiles
 _mode: list[Mode] = ["auto"]
 
 
 @contextmanager
 def kernel_mode(mode: Mode) -> Any:
     """Within the block, interpretable kernels always interpret, or always compile (tests
-    compare the two); ``auto`` is the rule above."""
+    compare the two; a run large enough for a worker pool compiles from its start, and the
+    workers it forks inherit the kernels); ``auto`` is the rule above."""
     before = _mode[0]
     _mode[0] = mode
     try:
@@ -97,8 +100,7 @@ class Kernel:
         if _nesting.depth:
             return self.py_func(*args)
         compiled = self._compiled
-        if compiled is not None and (not self.interpretable or (
-                _spent[0] >= INTERPRET_SECONDS and _mode[0] == "auto")):
+        if compiled is not None and (not self.interpretable or (_bought[0] and _mode[0] == "auto")):
             return compiled(*args)
         if self._interprets(args):
             return self._interpret(args)
@@ -107,7 +109,7 @@ class Kernel:
     def _interprets(self, args: tuple[Any, ...]) -> bool:
         if not self.interpretable or _mode[0] == "compile":
             return False
-        return _mode[0] == "interpret" or (_spent[0] < INTERPRET_SECONDS
+        return _mode[0] == "interpret" or (not _bought[0] and _spent[0] < INTERPRET_SECONDS
                                            and _elements(args) <= SMALL_CALL)
 
     def _interpret(self, args: tuple[Any, ...]) -> Any:
@@ -127,6 +129,7 @@ class Kernel:
             from numba import njit as numba_njit
 
             self._compiled = numba_njit(**self._options)(self._with_dispatchers())
+            _bought[0] = True
         return self._compiled
 
     def _with_dispatchers(self) -> Callable[..., Any]:
