@@ -172,12 +172,12 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
 
 
 def _small_input(splits: list[InputSplit], below: int) -> bool:
-    """Whether the input is one local file of fewer than ``below`` bytes (one split: its
-    fingerprinting runs in one process whatever the number of workers)."""
+    """Whether the input is one local file (or group of loose files) of fewer than ``below``
+    bytes (one split: its fingerprinting runs in one process whatever the number of workers)."""
     if below <= 0 or len(splits) != 1:
         return False
     try:
-        return os.stat(splits[0].path).st_size < below
+        return sum(os.stat(path).st_size for path in splits[0].paths) < below
     except OSError:  # documents given in memory, a URL: size unknown
         return False
 
@@ -272,9 +272,9 @@ def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptio
         options = dataclasses.replace(options, workers=1)
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
     old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
-    work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
-                                           media, options, old_run, executor.stamps,
-                                           fields),
+    files = list(dict.fromkeys(path for split in splits for path in split.paths))
+    work = WorkDir(options.work, _identity(config, files, media, options, old_run,
+                                           executor.stamps, fields),
                    replace_other=options.replace_other)
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media, fields)
             for index, split in enumerate(splits)]
