@@ -27,7 +27,8 @@ def _folder(root: Path) -> Path:
     them, a binary file named .html."""
     root.mkdir()
     (root / "sub").mkdir()
-    words = ["the", "river", "runs", "past", "the", "mill", "and", "the", "miller", "counts", "his", "sacks", "of", "flour"]
+    words = ["the", "river", "runs", "past", "the", "mill", "and", "the", "miller", "counts",
+             "his", "sacks", "of", "flour"]
     for number in range(12):
         body = " ".join(words[number % 5:] + [f"page{number % 4}"] * 3)
         (root / f"p{number:02d}.html").write_text(PAGE.format(number, body), encoding="utf-8")
