@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -166,3 +167,25 @@ def test_the_rule_compiles_once_the_interpreted_time_is_spent(
     kernel = _fresh_sum()
     assert kernel(np.arange(4)) == 6
     assert kernel._compiled is not None
+
+
+def test_a_kernel_pickles_by_name() -> None:
+    from neardup.fingerprints import minhash
+
+    kernel = minhash._signature
+    assert pickle.loads(pickle.dumps(kernel)) is kernel
+
+
+@njit(cache=False)
+def _compiled_only(value: int) -> int:
+    return value + 1
+
+
+@njit(cache=False, interpretable=True)
+def _calls_compiled_only(values: np.ndarray) -> int:
+    return _compiled_only(values.size)
+
+
+def test_an_interpreted_kernel_may_call_only_interpretable_ones() -> None:
+    with kernel_mode("interpret"), pytest.raises(TypeError, match="not declared interpretable"):
+        _calls_compiled_only(np.arange(3))

@@ -71,7 +71,7 @@ def _class_at(
     return SEPARATOR, 4
 
 
-@njit(cache=True, interpretable=True)
+@njit(cache=True, interpretable=(0,))  # the class table is not work
 def _canonicalize(
     buf: U8, classes: U8
 ) -> U8:  # pragma: no cover - compiled

@@ -5,7 +5,8 @@ imported, and the kernel compiled or loaded from numba's cache, only when the ke
 called: importing numba and loading five cached kernels costs about 0.9 CPU s and 120 MB, more
 than a few documents' whole run. A kernel declared ``interpretable`` (its plain Python function
 gives numba's results: a test checks it on real pages) instead runs that same function,
-interpreted, while the call is small (:data:`SMALL_CALL` elements in its data) and the process
+interpreted, while the call is small (:data:`SMALL_CALL` elements in its array arguments, or in
+those it names: ``interpretable=(0,)`` leaves lookup tables out) and the process
 has spent less than :data:`INTERPRET_SECONDS` interpreting (what compiling costs: the classic
 rent-or-buy rule, never worse than twice the better choice) and compiled no kernel yet (a large
 call, or a kernel not declared interpretable, loads numba); after that, every kernel compiles.
@@ -33,8 +34,8 @@ __all__ = ["INTERPRET_SECONDS", "SMALL_CALL", "Kernel", "kernel_mode", "njit"]
 INTERPRET_SECONDS: Final = 0.5
 """Interpreted seconds a process spends before it compiles every kernel (about numba's import)."""
 SMALL_CALL: Final = 1 << 12
-"""The most elements a call's first array argument may hold to run interpreted (a few KB of
-text: about 0.1 s interpreted for canonical form, shingles and a 128-slot min-hash)."""
+"""The most elements a call's measured array arguments may hold to run interpreted (a few KB
+of text: about 0.1 s interpreted for canonical form, shingles and a 128-slot min-hash)."""
 
 Mode = Literal["auto", "interpret", "compile"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,9 +65,10 @@ def kernel_mode(mode: Mode) -> Any:
         _mode[0] = before
 
 
-def _elements(args: tuple[Any, ...]) -> int:
-    """The size of the first array argument (the data; later ones are often tables)."""
-    return next((arg.size for arg in args if isinstance(arg, np.ndarray)), 0)
+def _elements(args: tuple[Any, ...], measured: tuple[int, ...] | None) -> int:
+    """The elements of the array arguments at positions ``measured`` (None: of all of them)."""
+    chosen = args if measured is None else [args[i] for i in measured if i < len(args)]
+    return sum(arg.size for arg in chosen if isinstance(arg, np.ndarray))
 
 
 def _boxed(value: Any) -> Any:
@@ -82,9 +84,10 @@ class Kernel:
     """A plain Python function (``py_func``) and its numba dispatcher, made on first need."""
 
     def __init__(self, py_func: Callable[..., Any], options: dict[str, Any],
-                 interpretable: bool) -> None:
+                 interpretable: bool | tuple[int, ...]) -> None:
         self.py_func = py_func
-        self.interpretable = interpretable
+        self.interpretable = interpretable is not False
+        self._measured = interpretable if isinstance(interpretable, tuple) else None
         self._options = options
         self._compiled: Any = None
         self.__name__ = py_func.__name__
@@ -96,8 +99,15 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<kernel {self.__module__}.{self.__qualname__}>"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by name, as a function is."""
+        return _kernel_named, (self.__module__, self.__qualname__)
+
     def __call__(self, *args: Any) -> Any:
         if _nesting.depth:
+            if not self.interpretable:
+                raise TypeError(f"{self!r} is called by an interpreted kernel but is not "
+                                "declared interpretable")
             return self.py_func(*args)
         compiled = self._compiled
         if compiled is not None and (not self.interpretable or (_bought[0] and _mode[0] == "auto")):
@@ -110,7 +120,7 @@ class Kernel:
         if not self.interpretable or _mode[0] == "compile":
             return False
         return _mode[0] == "interpret" or (not _bought[0] and _spent[0] < INTERPRET_SECONDS
-                                           and _elements(args) <= SMALL_CALL)
+                                           and _elements(args, self._measured) <= SMALL_CALL)
 
     def _interpret(self, args: tuple[Any, ...]) -> Any:
         started = time.perf_counter()
@@ -152,13 +162,25 @@ class Kernel:
         return self.compiled._numba_type_
 
 
+def _kernel_named(module: str, qualname: str) -> Kernel:
+    import importlib
+
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    if not isinstance(found, Kernel):
+        raise TypeError(f"{module}.{qualname} is not a kernel")
+    return found
+
+
 @overload
 def njit(function: F, /) -> F: ...
 @overload
-def njit(*, interpretable: bool = False, **options: Any) -> Callable[[F], F]: ...
+def njit(*, interpretable: bool | tuple[int, ...] = False, **options: Any) -> Callable[[F], F]: ...
 
 
-def njit(function: Any = None, /, *, interpretable: bool = False, **options: Any) -> Any:
+def njit(function: Any = None, /, *, interpretable: bool | tuple[int, ...] = False,
+         **options: Any) -> Any:
     """``numba.njit`` on first use (``options`` are numba's); see the module's docstring."""
 
     def wrap(py_func: F) -> F:

@@ -155,7 +155,7 @@ def _copy(source: U8, at: int, size: int, out: U8, n: int) -> int:  # pragma: no
     return n + size
 
 
-@njit(cache=True, interpretable=True)
+@njit(cache=True, interpretable=(0,))  # the folding tables are not work
 def _fold(buf: U8, start: I32, length: U8, pool: U8, dirty: U8,
           pieces: I64) -> tuple[U8, int]:  # pragma: no cover - compiled
     """The case-folded bytes of ``buf`` and the number of dirty pieces, whose bounds (input
