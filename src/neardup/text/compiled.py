@@ -15,7 +15,8 @@ Interpreted code must compute as numba does: 64-bit unsigned arithmetic wraps in
 scalars; their overflow warnings are silenced for the call), numba widens narrower integers to
 64 bits (a kernel converts a ``uint8`` it shifts with ``int()``), and a scalar result is returned
 as a Python number, as numba boxes it. A kernel called inside an interpreted one is interpreted
-too, so that its arguments keep numpy's types.
+too, so that its arguments keep numpy's types (it must be declared interpretable as well).
+The decorator keeps numba's name so that a kernel module changes only its import line.
 """
 
 from __future__ import annotations
