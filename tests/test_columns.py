@@ -60,3 +60,10 @@ def test_numbers_of_reads_chunks_and_slices_as_to_numpy() -> None:
 def test_a_column_of_another_type_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match="int8"):
         numeric_array(np.zeros(2, dtype=np.int8))
+
+
+def test_numbers_of_unpacks_booleans() -> None:
+    values = pa.array([True, False, True, True, False, False, True, False, True, True])
+    chunked = pa.chunked_array([values.slice(3, 6), values.slice(1, 2)])
+    np.testing.assert_array_equal(numbers_of(chunked), chunked.to_numpy())
+    assert numbers_of(chunked).dtype == np.bool_

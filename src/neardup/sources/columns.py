@@ -80,14 +80,23 @@ def string_lists(rows: Sequence[Sequence[str]]) -> pa.Array:
 
 
 def numbers_of(column: pa.Array | pa.ChunkedArray) -> npt.NDArray[Any]:
-    """The values of a numeric column without nulls as numpy (of another column: its
-    ``to_numpy``, which may import pandas). One chunk gives a read-only view, as ``to_numpy``."""
+    """The values of a numeric or boolean column without nulls as numpy (of another column:
+    its ``to_numpy``, which may import pandas). One numeric chunk gives a read-only view, as
+    ``to_numpy``."""
     dtype = _DTYPES.get(column.type)
-    if dtype is None or dtype == np.bool_ or column.null_count:
+    if dtype is None or column.null_count:
         return column.to_numpy()  # type: ignore[no-any-return]
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    parts = [np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset:chunk.offset + len(chunk)]
-             for chunk in chunks]
+    parts = [_values(chunk, dtype) for chunk in chunks]
     if len(parts) == 1:
         return parts[0]
     return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+def _values(chunk: pa.Array, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """The values of one chunk without nulls (booleans unpacked from their bits)."""
+    end = chunk.offset + len(chunk)
+    if dtype == np.bool_:
+        bits = np.frombuffer(chunk.buffers()[1], dtype=np.uint8)
+        return np.unpackbits(bits, count=end, bitorder="little")[chunk.offset:].astype(np.bool_)
+    return np.frombuffer(chunk.buffers()[1], dtype=dtype)[chunk.offset:end]
