@@ -10,9 +10,9 @@ at the end so that the codes of the others keep their meaning.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import F64, I64, U64
+from neardup.text.compiled import njit
 
 __all__ = ["RELATIONS", "overlap_counts", "overlap_scores"]
 

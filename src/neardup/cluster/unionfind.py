@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import I64
+from neardup.text.compiled import njit
 
 __all__ = ["components", "flatten", "label_roots", "union_into"]
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _find(parent: I64, node: int) -> int:  # pragma: no cover - compiled
     while parent[node] != node:
         parent[node] = parent[parent[node]]
@@ -32,7 +32,7 @@ def components(count: int, a: npt.ArrayLike, b: npt.ArrayLike) -> I64:
     return parent
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _union_into(parent: I64, a: I64, b: I64) -> None:  # pragma: no cover - compiled
     for index in range(a.size):
         root_a = _find(parent, a[index])
@@ -43,7 +43,7 @@ def _union_into(parent: I64, a: I64, b: I64) -> None:  # pragma: no cover - comp
             parent[root_a] = root_b
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _flatten(parent: I64) -> None:  # pragma: no cover - compiled
     for node in range(parent.size):
         parent[node] = _find(parent, node)

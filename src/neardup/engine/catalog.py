@@ -28,6 +28,7 @@ import pyarrow as pa
 from neardup._types import I64
 from neardup.engine.partition import ARTICLE, read_meta
 from neardup.engine.workdir import WorkDir, read_array, write_array, write_atomic
+from neardup.sources.columns import numbers_of, string_array
 
 __all__ = ["COLUMNS", "Catalog", "Part", "build_catalog", "load_catalog"]
 
@@ -104,7 +105,7 @@ def _revisit_rows(parts: list[tuple[str, Path, int]]) -> list[tuple[int, int, st
         column = read_meta(folder, ["revisit_of"]).column("revisit_of")
         if column.null_count == len(column):  # no revisit (is_valid imports pyarrow.compute)
             continue
-        for row in np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False)).tolist():
+        for row in np.flatnonzero(numbers_of(column.is_valid())).tolist():
             found.append((index, row, column[row].as_py()))
     return found
 
@@ -119,24 +120,19 @@ def _originals(parts: list[tuple[str, Path, int]], targets: set[str]) -> dict[st
 
     for index, (_, folder, _) in enumerate(parts):
         meta = read_meta(folder, ["id", "revisit_of"])
-        hits = pc.and_(pc.is_in(meta.column("id"), value_set=_string_array(wanted)),
+        hits = pc.and_(pc.is_in(meta.column("id"), value_set=string_array(wanted)),
                        pc.is_null(meta.column("revisit_of")))
-        for row in np.flatnonzero(hits.to_numpy(zero_copy_only=False)).tolist():
+        for row in np.flatnonzero(numbers_of(hits)).tolist():
             first.setdefault(meta.column("id")[row].as_py(), (index, row))
     return first
 
-
-def _string_array(values: list[str]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(values, pa.string())
 
 
 def _columns_of(folder: Path, rows: int) -> npt.NDArray[Any]:
     meta = read_meta(folder, list(_COPIED))
     out = np.zeros(rows, dtype=COLUMNS)
     for name in _COPIED:
-        out[name] = meta.column(name).to_numpy()
+        out[name] = numbers_of(meta.column(name))
     out["revisit_of"] = -1
     return out
 

@@ -29,12 +29,12 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import I64, U64
 from neardup.index.bitperm import first_found, popcount
 from neardup.index.hamming import HammingDesign, TablePlan, permute_table
 from neardup.store.durable import sync
+from neardup.text.compiled import njit
 
 __all__ = ["KEPT", "KEYS", "KeyRecord", "band_matches", "hamming_matches", "old_blocks",
            "read_keys", "reused_keys", "reusing_keys", "sort_by_band", "sort_by_table",

@@ -30,6 +30,7 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.clusters import ClusterResult, pair_blocks
 from neardup.engine.pairfiles import PAIR, from_records
 from neardup.errors import OutputError
+from neardup.sources.columns import numbers_of, numeric_array, string_array
 
 __all__ = ["OUTPUT_FORMATS", "TableSink", "hex_strings", "write_outputs"]
 
@@ -104,19 +105,19 @@ def _documents(catalog: Catalog, part: Any, with_simhash: bool) -> pa.Table:
     meta = part.kept_meta(["id", "url", "host", "source", "offset", "fetched"])
     columns = catalog.columns(part)
     table: dict[str, Any] = {
-        "doc": pa.array(np.arange(part.start, part.start + part.count), pa.int64()),
+        "doc": numeric_array(np.arange(part.start, part.start + part.count), pa.int64()),
         "id": meta.column("id"), "url": meta.column("url"), "host": meta.column("host"),
         "source": meta.column("source"), "offset": meta.column("offset"),
-        "length": pa.array(columns["length"], pa.int64()),
+        "length": numeric_array(columns["length"], pa.int64()),
         "fetched": meta.column("fetched"),
-        "text_chars": pa.array(columns["text_chars"], pa.int64()),
-        "tokens": pa.array(columns["tokens"], pa.int64()),
+        "text_chars": numeric_array(columns["text_chars"], pa.int64()),
+        "tokens": numeric_array(columns["tokens"], pa.int64()),
         **{name: hex_strings(columns[name]) for name in ("identical", "lexical", "shingle")},
     }
     if with_simhash:
         table["simhash"] = hex_strings(columns["simhash"])
     revisit = columns["revisit_of"]
-    table["revisit_of"] = pa.array(revisit, pa.int64(), mask=revisit < 0)
+    table["revisit_of"] = numeric_array(revisit, pa.int64(), mask=revisit < 0)
     return pa.table(table)
 
 
@@ -130,18 +131,19 @@ def _clusters(part: Any, clusters: ClusterResult, policy: str) -> pa.Table:
     reasons = names[strongest]
     reasons[kept == docs] = f"kept:{policy}"
     reasons[sizes == 1] = "unique"
-    return pa.table({"doc": pa.array(docs, pa.int64()), "cluster": pa.array(labels, pa.int64()),
-                     "kept": pa.array(kept == docs, pa.bool_()),
-                     "kept_doc": pa.array(kept, pa.int64()),
-                     "reason": pa.array(reasons.tolist(), pa.string())})
+    return pa.table({"doc": numeric_array(docs, pa.int64()),
+                     "cluster": numeric_array(labels, pa.int64()),
+                     "kept": numeric_array(kept == docs, pa.bool_()),
+                     "kept_doc": numeric_array(kept, pa.int64()),
+                     "reason": string_array(reasons.tolist())})
 
 
 def _links(part: Any) -> pa.Table:
     meta = part.kept_meta(["links"])
     lists = meta.column("links").combine_chunks()
     docs = np.arange(part.start, part.start + part.count, dtype=np.int64)
-    counts = np.diff(lists.offsets.to_numpy())
-    return pa.table({"doc": pa.array(np.repeat(docs, counts), pa.int64()),
+    counts = np.diff(numbers_of(lists.offsets))
+    return pa.table({"doc": numeric_array(np.repeat(docs, counts), pa.int64()),
                      "url": lists.flatten().cast(pa.string())})
 
 

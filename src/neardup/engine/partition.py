@@ -45,6 +45,7 @@ from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.joins import SignatureBands, Signer
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import join_of
+from neardup.sources.columns import numeric_array, string_array, string_lists
 from neardup.store.durable import sync
 
 __all__ = ["ARTICLE", "NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features",
@@ -118,13 +119,13 @@ def read_layout(folder: Path) -> Layout:
 
 
 def _meta_table(prints: list[DocumentPrints], links: bool, strings: bool = True) -> pa.Table:
-    columns: dict[str, Any] = {name: pa.array([getattr(p, name) for p in prints], pa.string())
+    columns: dict[str, Any] = {name: string_array([getattr(p, name) for p in prints])
                                for name in (_STRINGS if strings else ())}
     for name in NUMERIC:
-        kind = pa.uint64() if name in _UNSIGNED else pa.int64()
-        columns[name] = pa.array([getattr(p, name) for p in prints], kind)
+        kind = np.uint64 if name in _UNSIGNED else np.int64
+        columns[name] = numeric_array(np.array([getattr(p, name) for p in prints], dtype=kind))
     if links:
-        columns["links"] = pa.array([list(p.links) for p in prints], pa.list_(pa.string()))
+        columns["links"] = string_lists([p.links for p in prints])
     return pa.table(columns)
 
 

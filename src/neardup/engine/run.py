@@ -10,6 +10,7 @@ configuration is refused. It is the only batch implementation: the command line,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -63,6 +64,7 @@ from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.splits import SHARED_BYTES, InputSplit, input_splits, merge_stats
 from neardup.sources.stats import SourceStats
 from neardup.store.durable import sync
+from neardup.text.compiled import kernel_mode
 
 __all__ = ["DOCUMENTS", "SMALL_INPUT_BYTES", "EngineOptions", "Executor", "run_engine"]
 
@@ -170,12 +172,12 @@ def _identity(config: DedupConfig, paths: list[str], media: str, options: Engine
 
 
 def _small_input(splits: list[InputSplit], below: int) -> bool:
-    """Whether the input is one local file of fewer than ``below`` bytes (one split: its
-    fingerprinting runs in one process whatever the number of workers)."""
+    """Whether the input is one local file (or group of loose files) of fewer than ``below``
+    bytes (one split: its fingerprinting runs in one process whatever the number of workers)."""
     if below <= 0 or len(splits) != 1:
         return False
     try:
-        return os.stat(splits[0].path).st_size < below
+        return sum(os.stat(path).st_size for path in splits[0].paths) < below
     except OSError:  # documents given in memory, a URL: size unknown
         return False
 
@@ -270,16 +272,17 @@ def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptio
         options = dataclasses.replace(options, workers=1)
     old_parts, old_identity = old_partitions(against, config) if against else ([], None)
     old_run = old_identity and {"run": str(against), "inputs": old_identity["inputs"]}
-    work = WorkDir(options.work, _identity(config, list(dict.fromkeys(s.path for s in splits)),
-                                           media, options, old_run, executor.stamps,
-                                           fields),
+    files = list(dict.fromkeys(path for split in splits for path in split.paths))
+    work = WorkDir(options.work, _identity(config, files, media, options, old_run,
+                                           executor.stamps, fields),
                    replace_other=options.replace_other)
     jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media, fields)
             for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
     if documents is not None:
         fingerprint_split(jobs[0], lambda cursor: _taken(documents, cursor))  # marks it done
-    with shared_pool(options.workers):  # one pool for every stage
+    pooled = kernel_mode("compile") if options.workers > 1 else contextlib.nullcontext()
+    with pooled, shared_pool(options.workers):  # one pool for every stage; kernels compiled
         records = run_fingerprint(work, jobs, (executor.mapper or task_map)(options.workers),
                                   report, workers=options.workers, spool=executor.mapper is None)
         laps.lap("read_extract_fingerprint")

@@ -33,12 +33,12 @@ paragraph would represent the document".
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import BOOL, I64, U8, U64
 from neardup.config.overlap import ChunkConfig
 from neardup.features.shingles import _FNV_OFFSET, _FNV_PRIME, _SEED_BASE, fmix64
 from neardup.text.canonical import SEPARATOR, STANDALONE, WORD, _class_at, _code_point_classes
+from neardup.text.compiled import njit
 from neardup.text.nfkc import nfkc_casefold
 from neardup.text.segment import pereira_sentences
 

@@ -10,9 +10,9 @@ are the hot path of every fingerprint, hence numba.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import U8, U64
+from neardup.text.compiled import njit
 
 __all__ = ["distinct", "fmix64", "shingle_hashes", "shingle_set", "token_hashes"]
 
@@ -23,7 +23,7 @@ _SEED_BASE = np.uint64(0x9E3779B97F4A7C15)
 _SPACE = 32
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, inline="always", interpretable=True)
 def fmix64(h: np.uint64) -> np.uint64:
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xFF51AFD7ED558CCD)
@@ -33,7 +33,7 @@ def fmix64(h: np.uint64) -> np.uint64:
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _token_hashes(buf: U8) -> U64:  # pragma: no cover - compiled
     out = np.empty(buf.size // 2 + 1, dtype=np.uint64)
     count = 0
@@ -55,7 +55,7 @@ def _token_hashes(buf: U8) -> U64:  # pragma: no cover - compiled
     return out[:count]
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _shingles(tokens: U64, width: int, seed: np.uint64) -> U64:  # pragma: no cover - compiled
     n = tokens.size
     if n == 0:

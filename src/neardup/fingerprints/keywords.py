@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from neardup._types import F64, I64, U64
 from neardup.config import KeywordConfig
 from neardup.features.shingles import shingle_hashes
+from neardup.text.compiled import njit
 from neardup.text.stemming import filter_terms, stemmer
 from neardup.text.stopwords import stop_words
 

@@ -11,12 +11,12 @@ resemblance.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import U64
 from neardup.config import MinHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import shingle_hashes
+from neardup.text.compiled import njit
 
 __all__ = ["EMPTY_SLOT", "MinHash", "estimate_jaccard", "permutation_parameters", "splitmix64"]
 
@@ -45,7 +45,7 @@ def permutation_parameters(num_perm: int, seed: int) -> tuple[U64, U64]:
     return multipliers, offsets
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _four_slots(shingles: U64, a: U64, b: U64, i: int,
                 signature: U64) -> None:  # pragma: no cover - compiled
     """Slots ``i`` to ``i + 3``: two shingles at a time, so that eight independent minima
@@ -68,7 +68,7 @@ def _four_slots(shingles: U64, a: U64, b: U64, i: int,
     signature[i + 2], signature[i + 3] = min(m2, n2), min(m3, n3)
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _signature(shingles: U64, multipliers: U64, offsets: U64) -> U64:  # pragma: no cover
     k = multipliers.size
     signature = np.full(k, EMPTY_SLOT, dtype=np.uint64)

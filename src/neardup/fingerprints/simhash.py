@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import F64, U64
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import distinct, shingle_hashes
+from neardup.text.compiled import njit
 from neardup.text.stemming import filter_terms, stemmer
 from neardup.text.stopwords import stop_words
 

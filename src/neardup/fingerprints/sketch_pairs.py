@@ -10,10 +10,10 @@ modulus (the longer document's); MIN sketches have no containment (NaN).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import F64, I64, U64
 from neardup.config import SketchConfig
+from neardup.text.compiled import njit
 
 __all__ = ["estimates_against", "mod_ratios", "pair_estimates"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
 from neardup._types import I64, U64
+from neardup.text.compiled import njit
 
 if TYPE_CHECKING:
     from neardup.index.hamming import TablePlan

@@ -17,9 +17,9 @@ success, else one of the ``BAD_*`` codes, which :mod:`neardup.index.compressed` 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import I64, U8, U16, U64
+from neardup.text.compiled import njit
 
 __all__ = [
     "BAD_BLOCK_END",

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import I64, U64
 from neardup.errors import ConfigError
@@ -26,6 +25,7 @@ from neardup.index.bitperm import (
     popcount,
     prefix_masks,
 )
+from neardup.text.compiled import njit
 
 __all__ = ["HammingDesign", "TablePlan", "brute_force_pairs", "design_for", "hamming_pairs",
            "permute_table", "table_pairs"]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import I64, U16, U64
 from neardup.errors import ConfigError, CorruptDataError
@@ -36,6 +35,7 @@ from neardup.index.bitperm import (
 from neardup.index.blockcodec import decode_range
 from neardup.index.compressed import DEFAULT_BLOCK_BYTES, CompressedTable
 from neardup.index.hamming import TablePlan
+from neardup.text.compiled import njit
 
 __all__ = ["Matches", "PermutedTables", "brute_force_matches"]
 

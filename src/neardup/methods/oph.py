@@ -28,7 +28,6 @@ gives it. ``key`` and ``probe_key`` come from SplitMix64 seeded with the config'
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from neardup._types import BOOL, U64
 from neardup.config import MethodSpec, MinHashConfig
@@ -37,6 +36,7 @@ from neardup.fingerprints.minhash import EMPTY_SLOT, splitmix64
 from neardup.methods.joins import SignatureBands
 from neardup.methods.scoring import UNIT_CURVE, Rule, Scorer
 from neardup.methods.unit import NearMethod
+from neardup.text.compiled import njit
 
 __all__ = ["EMPTY_SLOT", "SPEC", "UNIT", "OnePermutationMinHash", "oph_keys"]
 

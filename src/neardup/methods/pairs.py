@@ -100,28 +100,35 @@ class Pairs:
         table's schema); a score not computed is null."""
         import pyarrow as pa
 
+        from neardup.sources.columns import numeric_array as column
+        from neardup.sources.columns import string_array
+
         return {
-            "a": pa.array(self.a, pa.int64()), "b": pa.array(self.b, pa.int64()),
-            "method": pa.array(self.method_names(), pa.string()),
-            "relation": pa.array(self.relation_names(), pa.string()),
-            "hamming": pa.array(self.hamming, pa.int64(), mask=self.hamming < 0),
-            "estimate": pa.array(self.estimate, pa.float64(), mask=np.isnan(self.estimate)),
-            "resemblance": pa.array(self.resemblance, pa.float64()),
-            "containment_ab": pa.array(self.containment_ab, pa.float64()),
-            "containment_ba": pa.array(self.containment_ba, pa.float64()),
-            "shared": pa.array(self.shared, pa.int64(), mask=self.shared < 0),
-            **self._view_columns(pa),
+            "a": column(self.a, pa.int64()), "b": column(self.b, pa.int64()),
+            "method": string_array(self.method_names()),
+            "relation": string_array(self.relation_names()),
+            "hamming": column(self.hamming, pa.int64(), mask=self.hamming < 0),
+            "estimate": column(self.estimate, pa.float64(), mask=np.isnan(self.estimate)),
+            "resemblance": column(self.resemblance, pa.float64()),
+            "containment_ab": column(self.containment_ab, pa.float64()),
+            "containment_ba": column(self.containment_ba, pa.float64()),
+            "shared": column(self.shared, pa.int64(), mask=self.shared < 0),
+            **self._view_columns(),
         }
 
-    def _view_columns(self, pa: Any) -> dict[str, Any]:
+    def _view_columns(self) -> dict[str, Any]:
         """``view`` by name and the resemblance on each view (null where not computed)."""
+        import pyarrow as pa
+
+        from neardup.sources.columns import numeric_array as column
+        from neardup.sources.columns import string_array
+
         article = self.view == VIEWS.index("article")
         full = np.where(article, self.other_resemblance, self.resemblance)
         other = np.where(article, self.resemblance, self.other_resemblance)
         one = self.view < 0
         return {
-            "view": pa.array([VIEWS[v] if v >= 0 else None for v in self.view.tolist()],
-                             pa.string()),
-            "full_resemblance": pa.array(full, pa.float64(), mask=one | np.isnan(full)),
-            "article_resemblance": pa.array(other, pa.float64(), mask=one | np.isnan(other)),
+            "view": string_array([VIEWS[v] if v >= 0 else None for v in self.view.tolist()]),
+            "full_resemblance": column(full, pa.float64(), mask=one | np.isnan(full)),
+            "article_resemblance": column(other, pa.float64(), mask=one | np.isnan(other)),
         }

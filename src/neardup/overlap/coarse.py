@@ -34,13 +34,13 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import BOOL, I64, U8, U32, U64
 from neardup.features.shingles import distinct, fmix64
 from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor
 from neardup.overlap.sortbased import Overlap, _run_length
+from neardup.text.compiled import njit
 
 __all__ = ["Relations", "auto_buckets", "coarse_overlap", "coarse_overlap_of"]
 

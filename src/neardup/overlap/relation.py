@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from neardup._types import BOOL, I64, U32, U64
+from neardup.text.compiled import njit
 
 __all__ = ["ChunkRelation", "PairCursor", "fill_pairs", "split_keys"]
 

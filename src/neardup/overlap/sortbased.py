@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
 from neardup._types import I64, U32, U64
 from neardup.overlap.phases import PhaseMeter
 from neardup.overlap.relation import ChunkRelation, PairCursor, split_keys
+from neardup.text.compiled import njit
 
 __all__ = ["Overlap", "sort_overlap"]
 

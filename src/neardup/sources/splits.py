@@ -9,11 +9,17 @@ Reading the blocks of every split in (file, block) order yields the same documen
 order, as one pass of ``open_sources`` over the same paths, except for a WARC revisit whose
 original lies in an earlier file: read alone, its split cannot resolve it (it is counted
 ``revisit-unresolved``).
+
+Loose files (``.html``, ``.txt``... one document each, :mod:`neardup.sources.files`) are read in
+groups: consecutive local ones, up to :data:`GROUP_BYTES` in all, make one split, read file after
+file as separate splits would read them (each with its own reading context), so that a folder
+of small pages costs a few partitions, not one per page (a partition's write, markers and task
+cost about 0.4 CPU s: 621 pages took 310 s one split each, against 26 s as one JSONL).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -21,18 +27,20 @@ from neardup.document import Document
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import DEFAULT_MAX_BYTES, Media, ReadContext
 from neardup.sources.fields import DEFAULT_FIELDS, RowFields
-from neardup.sources.location import open_binary, size_of
+from neardup.sources.location import is_url, open_binary, size_of
 from neardup.sources.reader import _damaged, _expand, _Input, _read_path, _unreadable
-from neardup.sources.sniff import Sniffed, read_head, sniff
+from neardup.sources.sniff import Sniffed, _by_name, read_head, sniff
 from neardup.sources.stats import SourceStats
 
-__all__ = ["InputSplit", "input_splits", "merge_stats", "read_split"]
+__all__ = ["GROUP_BYTES", "InputSplit", "input_splits", "merge_stats", "read_split"]
 
 
 SHARED_BYTES: Final = 4 << 20
 """A JSONL or Parquet file at least this large is shared by the workers (when there are fewer
 than :data:`FILES_PER_WORKER` files per worker)."""
 FILES_PER_WORKER: Final = 4
+GROUP_BYTES: Final = 4 << 20
+"""Consecutive loose files are grouped into one split up to this many bytes (on disk) in all."""
 
 
 WHOLE: Final = Blocks(1 << 62)
@@ -51,6 +59,13 @@ class InputSplit:
     blocks: Blocks = WHOLE
     dealt: bool = False
     """A JSONL file whose line blocks the parent deals out to the workers."""
+    group: tuple[str, ...] = ()
+    """Loose files read after ``path`` (found as ``path`` was: named or walked), in order."""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every file this split reads, in order."""
+        return (self.path, *self.group)
 
 
 def _shared(path: str, explicit: bool, shared_bytes: int) -> Sniffed | None:
@@ -66,16 +81,50 @@ def _shared(path: str, explicit: bool, shared_bytes: int) -> Sniffed | None:
     return found if found.fmt in ("jsonl", "parquet") else None
 
 
+def _loose_size(item: _Input) -> int | None:
+    """The size of a local loose file (by its name: ``.html``, ``.txt``...), else None."""
+    if is_url(item.path) or _by_name(item.path) not in ("html", "text"):
+        return None
+    try:
+        return size_of(item.path)
+    except OSError:
+        return None
+
+
+def _grouped(items: list[_Input], group_bytes: int) -> Iterator[tuple[int, _Input, list[str]]]:
+    """(position, first item, further paths) of each run of consecutive loose files found
+    alike, at most ``group_bytes`` in all (a larger file stands alone); other items alone."""
+    index = 0
+    while index < len(items):
+        item, start, group = items[index], index, []
+        total = _loose_size(item)
+        index += 1
+        while total is not None and index < len(items) and \
+                items[index].explicit == item.explicit:
+            size = _loose_size(items[index])
+            if size is None or total + size > group_bytes:
+                break
+            total += size
+            group.append(items[index].path)
+            index += 1
+        yield start, item, group
+
+
 def input_splits(paths: Sequence[str], stats: SourceStats, *, block_size: int = 1 << 62,
-                 workers: int = 1, shared_bytes: int = SHARED_BYTES) -> list[InputSplit]:
+                 workers: int = 1, shared_bytes: int = SHARED_BYTES,
+                 group_bytes: int = GROUP_BYTES) -> list[InputSplit]:
     """The splits behind ``paths``, in reading order; patterns that match nothing are counted
     in ``stats``. ``-`` (stdin) must have been saved to a file first. Blocks hold
     ``block_size`` records; with few files, a large JSONL or Parquet file gets one split per
-    worker."""
+    worker; consecutive loose files share one split up to ``group_bytes``."""
     items = list(_expand(paths, stats))
     share = workers > 1 and len(items) < FILES_PER_WORKER * workers
     splits: list[InputSplit] = []
-    for index, item in enumerate(items):
+    for index, item, group in _grouped(items, group_bytes):
+        if group:
+            splits.append(InputSplit(item.path, item.explicit, index, Blocks(block_size),
+                                     group=tuple(group)))
+            continue
         found = _shared(item.path, item.explicit, shared_bytes) if share else None
         if found is not None and found.fmt == "jsonl":
             splits.append(InputSplit(item.path, item.explicit, index, Blocks(block_size), True))
@@ -91,15 +140,39 @@ def read_split(split: InputSplit, cursor: BlockCursor, *, media: Media = "html",
                fields: RowFields = DEFAULT_FIELDS) -> Iterator[Document]:
     """The documents of one split's blocks, counting into ``cursor.stats`` (``fields``: the
     columns of JSONL and Parquet rows, as for :func:`~neardup.sources.open_sources`)."""
-    ctx = ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media, fields=fields)
+    def context() -> ReadContext:
+        return ReadContext(cursor.stats, max_bytes, sweep, "fastwarc", media, fields=fields)
+
+    if split.group:
+        yield from _read_group(split, context, cursor)
+        return
+    yield from _read_file(_Input(split.path, split.explicit), context(), cursor)
+
+
+def _read_file(item: _Input, ctx: ReadContext, cursor: BlockCursor | None) -> Iterator[Document]:
+    """The documents of one file; a failure is counted (by the reader that counts the file)
+    and ends the file only."""
+    counts_file = cursor is None or cursor.blocks.counts_file
     try:
-        yield from _read_path(_Input(split.path, split.explicit), ctx, cursor)
+        yield from _read_path(item, ctx, cursor)
     except OSError as err:
-        if split.blocks.counts_file:
-            _unreadable(cursor.stats, split.path, err)
+        if counts_file:
+            _unreadable(ctx.stats, item.path, err)
     except Exception as err:  # never end the whole run for one bad file
-        if split.blocks.counts_file:
-            _damaged(cursor.stats, split.path, err)
+        if counts_file:
+            _damaged(ctx.stats, item.path, err)
+
+
+def _read_group(split: InputSplit, context: Callable[[], ReadContext],
+                cursor: BlockCursor) -> Iterator[Document]:
+    """The documents of a group of loose files, each file read as its own split would read it,
+    numbered across the group for ``cursor``'s blocks."""
+    number = 0
+    for path in split.paths:
+        for doc in _read_file(_Input(path, split.explicit), context(), None):
+            if cursor.take(number):
+                yield doc
+            number += 1
 
 
 def merge_stats(parts: Sequence[dict[str, object]],

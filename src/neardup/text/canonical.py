@@ -21,9 +21,9 @@ from __future__ import annotations
 import unicodedata
 
 import numpy as np
-from numba import njit
 
 from neardup._types import U8
+from neardup.text.compiled import njit
 from neardup.text.nfkc import nfkc_casefold
 
 __all__ = ["canonical_bytes", "canonical_text", "canonical_tokens"]
@@ -50,28 +50,28 @@ def _code_point_classes() -> U8:
     return _classes
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _class_at(
     buf: U8, i: int, classes: U8
 ) -> tuple[int, int]:
     """(class, length in bytes) of the UTF-8 character starting at ``buf[i]``."""
-    lead = buf[i]
+    lead = int(buf[i])  # int(): a uint8 shifted left wraps when interpreted
     if lead < 0x80:
         return classes[lead], 1
     if lead < 0xE0:
-        cp = ((lead & 0x1F) << 6) | (buf[i + 1] & 0x3F)
+        cp = ((lead & 0x1F) << 6) | (int(buf[i + 1]) & 0x3F)
         return classes[cp], 2
     if lead < 0xF0:
-        cp = ((lead & 0x0F) << 12) | ((buf[i + 1] & 0x3F) << 6) | (buf[i + 2] & 0x3F)
+        cp = ((lead & 0x0F) << 12) | ((int(buf[i + 1]) & 0x3F) << 6) | (int(buf[i + 2]) & 0x3F)
         return classes[cp], 3
-    cp = ((lead & 0x07) << 18) | ((buf[i + 1] & 0x3F) << 12) | ((buf[i + 2] & 0x3F) << 6)
-    cp |= buf[i + 3] & 0x3F
+    cp = ((lead & 0x07) << 18) | ((int(buf[i + 1]) & 0x3F) << 12)
+    cp |= ((int(buf[i + 2]) & 0x3F) << 6) | (int(buf[i + 3]) & 0x3F)
     if _ASTRAL_STANDALONE[0] <= cp <= _ASTRAL_STANDALONE[1]:
         return STANDALONE, 4
     return SEPARATOR, 4
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=(0,))  # the class table is not work
 def _canonicalize(
     buf: U8, classes: U8
 ) -> U8:  # pragma: no cover - compiled

@@ -36,9 +36,9 @@ import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from neardup._types import I32, I64, U8
+from neardup.text.compiled import njit
 
 __all__ = ["MAX_DIRTY", "nfkc_casefold", "nfkc_casefold_full", "unstable_code_points"]
 
@@ -135,7 +135,7 @@ def fold_table() -> FoldTable:
     return _folding
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _code_point(buf: U8, i: int,
                 lead: np.int64) -> tuple[np.int64, int]:  # pragma: no cover - compiled
     """(code point, length in bytes) of the UTF-8 character at ``buf[i]``, not ASCII."""
@@ -148,14 +148,14 @@ def _code_point(buf: U8, i: int,
     return cp | ((np.int64(buf[i + 2]) & 0x3F) << 6) | (np.int64(buf[i + 3]) & 0x3F), 4
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _copy(source: U8, at: int, size: int, out: U8, n: int) -> int:  # pragma: no cover
     for j in range(size):
         out[n + j] = source[at + j]
     return n + size
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=(0,))  # the folding tables are not work
 def _fold(buf: U8, start: I32, length: U8, pool: U8, dirty: U8,
           pieces: I64) -> tuple[U8, int]:  # pragma: no cover - compiled
     """The case-folded bytes of ``buf`` and the number of dirty pieces, whose bounds (input
@@ -179,7 +179,7 @@ def _fold(buf: U8, start: I32, length: U8, pool: U8, dirty: U8,
         if cp < _TABLE:
             piece_dirty = piece_dirty or dirty[cp] != 0
             if length[cp]:
-                n = _copy(pool, start[cp], length[cp], out, n)
+                n = _copy(pool, start[cp], int(length[cp]), out, n)  # int(): n + uint8
                 i += size
                 continue
         elif _CJK_COMPATIBILITY[0] <= cp <= _CJK_COMPATIBILITY[1]:
@@ -191,7 +191,7 @@ def _fold(buf: U8, start: I32, length: U8, pool: U8, dirty: U8,
     return out[:n], count
 
 
-@njit(cache=True)
+@njit(cache=True, interpretable=True)
 def _close(pieces: I64, count: int, in_start: int, in_end: int, out_start: int,
            out_end: int) -> int:  # pragma: no cover - compiled
     """Record one dirty piece (merged with the last when they touch); the new count."""
