@@ -6,7 +6,7 @@ summary says what Spark retried.
 The driver runs as the CLI does, in its own process, with ``spark.driver.memory 512m`` and
 ``spark.driver.maxResultSize 1m`` (Spark's ``spark-defaults.conf``, through
 ``SPARK_CONF_DIR``): Spark aborts any action whose results exceed 1 MiB, and the corpus's text
-(about 25 MB) and shingle sets (about 30 MB) are each over 20 times that, so no stage may
+(about 14 MB) and shingle sets (about 19 MB) are each over 10 times that, so no stage may
 collect per-document data to the driver (results above the bound fail the run).
 """
 
@@ -38,8 +38,8 @@ pytestmark = [
                        reason="no Java runtime for Spark"),
 ]
 
-DOCUMENTS = 60_000
-FILES = 6
+DOCUMENTS = 40_000
+FILES = 3
 CHUNK_DOCS = 2_500
 DRIVER_CONF = {"spark.driver.memory": "512m", "spark.driver.maxResultSize": "1m",
                "spark.executor.memory": "512m"}
@@ -53,7 +53,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """JSONL files of short texts with exact copies, case variants and near-copies."""
+    """JSONL files of short texts with exact copies, case variants and near-copies: three files
+    of about 5 MB for two cores, so each is dealt to the tasks in line blocks."""
     texts = planted_texts(DOCUMENTS, 30, vocabulary=vocabulary(3000), lengths=(40, 90),
                           exact=0.1, upper=0.05, near=0.2, edits=lambda rng, _: rng.randint(1, 3))
     return write_jsonl(tmp_path_factory.mktemp("corpus"), text_rows(texts), FILES)
@@ -113,11 +114,24 @@ def test_the_cluster_gives_the_local_tables(cluster: Standalone, corpus: list[st
     summary = _assert_same(tmp_path, local_run)
     assert summary["documents"] == DOCUMENTS and summary["duplicates"] > 10_000
     assert summary["engine"]["spark"]["parallelism"] == 2  # both workers' cores
+    lines = tmp_path / "work" / "fingerprint" / "lines"
+    assert lines.is_dir() and not any(lines.iterdir())  # blocks went through it, then removed
     retries = summary["engine"]["spark"]["retries"]
     assert retries["executors_lost"] == 0 and retries["failed_tasks"] == 0
     assert retries["stages"] > 0
     components = summary["engine"]["spark"]["components"]
     assert components["pairs"] > 0 and components["rounds"] >= 0
+
+
+def _driver_heap(driver: subprocess.Popen[str]) -> str:
+    """The ``-Xmx`` option of the driver's JVM (started by PySpark in the CLI's process
+    group)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and os.getpgid(int(entry.name)) == driver.pid:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"org.apache.spark.deploy.SparkSubmit" in arguments:
+                return next(a.decode() for a in arguments if a.startswith(b"-Xmx"))
+    raise AssertionError("no driver JVM in the CLI's process group")
 
 
 def _first_partition(work: Path, driver: subprocess.Popen[str]) -> None:
@@ -135,6 +149,7 @@ def test_an_executor_killed_mid_run_changes_nothing(cluster: Standalone, corpus:
                                                     local_run: Path, tmp_path: Path) -> None:
     driver = _driver(cluster, corpus, tmp_path)
     _first_partition(tmp_path / "work", driver)
+    assert _driver_heap(driver) == "-Xmx512m"  # spark-defaults.conf reached the driver
     executors = cluster.executor_pids()
     assert len(executors) == 2, executors
     os.kill(executors[0], signal.SIGKILL)
