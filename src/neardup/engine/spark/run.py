@@ -111,8 +111,8 @@ def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: 
 
 
 def _spark_facts(watch: RetryWatch, work: Path) -> dict[str, Any]:
-    """What Spark retried, and the component stage's rounds (when it ran on Spark in this
-    run: a resumed run that skipped it has no report)."""
+    """What Spark retried in this run, and the component stage's rounds from its report in the
+    work directory (this run's, or that of the run it resumed)."""
     facts: dict[str, Any] = {"retries": watch.report()}
     report = work / "cluster" / "spark-components.json"
     if report.exists():
