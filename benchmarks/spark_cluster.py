@@ -126,6 +126,7 @@ def main() -> None:
     parser.add_argument("--methods", default="minhash")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--memory-limit", default="2G")
+    parser.add_argument("--label", default="", help="results key suffix (e.g. quiet, loaded)")
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     corpus = WORK / f"scale-{args.documents}"
@@ -136,7 +137,7 @@ def main() -> None:
                  for method in args.methods.split(",")}
     shutil.rmtree(daemons, ignore_errors=True)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results[str(args.documents)] = {
+    results[str(args.documents) + (f"-{args.label}" if args.label else "")] = {
         "documents": args.documents, "cluster": "standalone, 2 workers x 1 core x 1 GiB",
         "methods": found, "cores": os.cpu_count(),
         "environment": environment(["neardup", "pyspark"]),
