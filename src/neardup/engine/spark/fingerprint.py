@@ -8,17 +8,22 @@ on a file system every executor shares with the driver. Only the small split rec
 source counts, error lines) come back. Tasks are submitted in waves of at most
 ``WAVE_TASKS`` per core and ``WAVE_BYTES`` of dealt lines, so the line blocks of a dealt file
 (which carry their lines) are never all held by the driver; a Spark task runs a few of them in
-turn (many small files make many small tasks). Inputs given as URIs are read through Spark
-instead (:mod:`neardup.engine.spark.sources`).
+turn (many small files make many small tasks). The lines of a dealt block go to the tasks
+through a file of the work directory (``fingerprint/lines``, removed once its wave is done), not
+through the driver's JVM, whose memory then holds no document. Inputs given as URIs are read
+through Spark instead (:mod:`neardup.engine.spark.sources`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neardup.engine.fingerprint import BlockTask, FingerprintJob
+from neardup.engine.fingerprint import STAGE, BlockTask, FingerprintJob, partition_name
 from neardup.methods.workers import Mapper
+from neardup.sources.lineblocks import LineBlock
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,15 +64,39 @@ def spark_mapper(session: SparkSession, remote: dict[str, RemoteFile] | None = N
         def run(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
             held: list[FingerprintJob] = []
             local = (task for task in tasks if not _held(task, remote, held))
-            for wave in _waves(local, WAVE_TASKS * cores):
+            for wave in _waves(map(_spooled, local), WAVE_TASKS * cores):
                 slices = min(len(wave), 2 * cores)
-                yield from context.parallelize(wave, slices).map(function).collect()
+                yield from context.parallelize(wave, slices).map(
+                    partial(_unspooled, function)).collect()
+                for task in wave:
+                    if isinstance(task, BlockTask) and task.block.spool is not None:
+                        Path(task.block.spool).unlink(missing_ok=True)
             if held:
                 from neardup.engine.spark.sources import read_remote
 
                 yield from read_remote(session, held, remote, partitions)
         return run
     return make
+
+
+def _spooled(task: Any) -> Any:
+    """A dealt block with its lines in a file of the work directory instead of the task."""
+    if not isinstance(task, BlockTask) or task.block.spool is not None:
+        return task
+    folder = task.job.root / STAGE / "lines"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{partition_name(task.job.split.file, task.block.index)}.jsonl"
+    return BlockTask(task.job, task.block.spooled(folder / name))
+
+
+def _unspooled(function: Callable[[Any], Any], task: Any) -> Any:
+    """Executor: ``function`` of ``task``, a spooled block's lines read first (the file stays
+    for a retried attempt; the driver removes it after the wave)."""
+    if isinstance(task, BlockTask) and task.block.spool is not None:
+        block = task.block
+        task = BlockTask(task.job, LineBlock(block.index, block.first, block.lines(),
+                                             block.failure))
+    return function(task)
 
 
 def _held(task: Any, remote: dict[str, RemoteFile], held: list[FingerprintJob]) -> bool:

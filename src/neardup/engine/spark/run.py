@@ -26,6 +26,7 @@ from neardup.engine.spark.failure import as_job_error
 from neardup.engine.spark.fingerprint import spark_mapper
 from neardup.engine.spark.inputs import RemoteFile, resolve_inputs
 from neardup.engine.spark.near import spark_near
+from neardup.engine.spark.retries import RetryWatch
 from neardup.engine.spark.session import spark_session
 from neardup.engine.workdir import write_atomic
 from neardup.sources.context import Media
@@ -90,6 +91,7 @@ def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: 
     partitions = partitions or 2 * parallelism
     session.conf.set("spark.sql.shuffle.partitions", str(partitions))
     options = dataclasses.replace(options, workers=max(1, parallelism))
+    watch = RetryWatch(session.sparkContext)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
@@ -103,5 +105,18 @@ def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: 
         raise
     if list(resolved.paths) != list(inputs):
         summary["inputs"] = list(inputs)
-        write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
+    summary["engine"]["spark"].update(_spark_facts(watch, options.work))
+    write_atomic(out / "summary.json", (json.dumps(summary, indent=2) + "\n").encode())
     return summary
+
+
+def _spark_facts(watch: RetryWatch, work: Path) -> dict[str, Any]:
+    """What Spark retried in this run, and the component stage's rounds from its report in the
+    work directory (this run's, or that of the run it resumed)."""
+    facts: dict[str, Any] = {"retries": watch.report()}
+    report = work / "cluster" / "spark-components.json"
+    if report.exists():
+        components = json.loads(report.read_text())
+        facts["components"] = {key: components[key] for key in
+                               ("pairs", "rounds", "open_edges", "driver_edges", "driver_bound")}
+    return facts
