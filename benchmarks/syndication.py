@@ -72,6 +72,7 @@ from common import (
 )
 from neardup.text.canonical import canonical_text
 from templates import articles, container
+from templates import edited as template_edit
 
 BIG_SITES, BIG_PAGES, SMALL_PAGES = 3, 14, 3
 PAIRS = {"other-frame": 60, "template-swap": 12, "ads": 12, "dates": 12, "edit": 12}
@@ -141,21 +142,8 @@ def frames(seed: int) -> Iterator[tuple[str, str]]:
 
 
 def edited(body: list[str], rng: random.Random, kinds: tuple[str, ...]) -> tuple[list[str], str]:
-    kind = rng.choice(kinds)
-    out = list(body)
-    if kind == "words":
-        for _ in range(rng.randint(1, 3)):
-            index = rng.randrange(len(out))
-            words = out[index].split()
-            words[rng.randrange(len(words))] = rng.choice(["reportedly", "latest", "official"])
-            out[index] = " ".join(words)
-    elif kind == "byline":
-        out.insert(0, f"By staff writers, {rng.randint(1, 28)} May {rng.randint(2019, 2024)}")
-    elif kind == "drop-last" and len(out) > 3:
-        out.pop()
-    elif kind == "append":
-        out.append("This story was first published by a partner news agency.")
-    return out, kind
+    """``body`` edited as a syndicated copy is (the by-line carries no "updated")."""
+    return template_edit(body, rng, kinds, "By staff writers, {day} May {year}")
 
 
 _BRANDS = ("Northwind", "Contoso", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Acme")

@@ -100,8 +100,11 @@ def frames(count: int, seed: int) -> list[tuple[str, bytes]]:
     return found
 
 
-def edited(body: list[str], rng: random.Random) -> tuple[list[str], str]:
-    kind = rng.choice(EDITS)
+def edited(body: list[str], rng: random.Random, kinds: tuple[str, ...] = EDITS,
+           byline: str = "By staff writers, updated {day} May {year}") -> tuple[list[str], str]:
+    """``body`` with one edit of a kind drawn from ``kinds``; ``byline`` is the line a by-line
+    edit puts first (``day`` and ``year`` drawn)."""
+    kind = rng.choice(kinds)
     out = list(body)
     if kind == "words":
         for _ in range(rng.randint(1, 3)):
@@ -111,7 +114,7 @@ def edited(body: list[str], rng: random.Random) -> tuple[list[str], str]:
             out[index] = " ".join(words)
     elif kind == "byline":
         day, year = rng.randint(1, 28), rng.randint(2019, 2024)
-        out.insert(0, f"By staff writers, updated {day} May {year}")
+        out.insert(0, byline.format(day=day, year=year))
     elif kind == "drop-last" and len(out) > 3:
         out.pop()
     elif kind == "append":
