@@ -198,7 +198,7 @@ class ContentReader:
         self.catalog = catalog
         self.templates = templates
         self._keys: dict[str, U64] = {}
-        self.minhash = signer_of(config) if resigns(config) else None
+        self.signer = signer_of(config) if resigns(config) else None
 
     @property
     def active(self) -> bool:
@@ -218,13 +218,13 @@ class ContentReader:
     def adjuster(self, part: Part, local: I64) -> Callable[[U64], U64] | None:
         """:meth:`signatures` for ``local`` as a function of the stored signatures (None when
         no template is removed: the stored signatures, or their band keys, stand)."""
-        if not self.active or self.minhash is None:
+        if not self.active or self.signer is None:
             return None
         return lambda stored: self.signatures(part, local, stored)
 
     def signatures(self, part: Part, local: I64, stored: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """The stored signatures, those of pruned documents recomputed from their content."""
-        if not self.active or self.minhash is None:
+        if not self.active or self.signer is None:
             return stored
         flat, offsets = self.sets(part, local)
         original, original_offsets = shingle_slices(part.folder, part.kept_rows()[local])
@@ -232,7 +232,7 @@ class ContentReader:
         for row in range(local.size):
             mine = flat[offsets[row]:offsets[row + 1]]
             if not np.array_equal(mine, original[original_offsets[row]:original_offsets[row + 1]]):
-                out[row] = self.minhash.of_shingles(mine)
+                out[row] = self.signer.of_shingles(mine)
         return out
 
 

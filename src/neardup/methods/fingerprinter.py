@@ -99,18 +99,18 @@ class Fingerprinter(Generic[F]):
         self.config = config
         self.simhash = SimHash(config.of(SimHashMethod).simhash) \
             if isinstance(join_of(config), HammingTables) else None
-        self.minhash = signer_of(config)
+        self.signer = signer_of(config)
         self.features = features if features is not None else _method_features(config)
         self.two_views = len(config.views) > 1
 
     def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
         """The min-hash signature; from the verification shingle set when the two shingle
         configs agree (the minimum over a set equals that over its bag: hashed once)."""
-        if self.minhash is None:
+        if self.signer is None:
             return None
         if self.config.of(MinHashConfig).shingles == self.config.verify_shingles:
-            return self.minhash.of_shingles(shingles)
-        return self.minhash.of_canonical(canonical)
+            return self.signer.of_shingles(shingles)
+        return self.signer.of_canonical(canonical)
 
     def __call__(self, doc: Document) -> Prints[F]:
         if doc.revisit_of is not None:

@@ -1,7 +1,7 @@
 """The ``oph`` method: one-permutation min-hash (Li, Owen and Zhang 2012) with optimal
 densification (Shrivastava 2017), in the band join of k-permutation min-hash.
 
-The method reads min-hash's parameters (``DedupConfig.minhash``: ``num_perm`` bins, seed,
+The method reads min-hash's parameters (its ``MinHashConfig``: ``num_perm`` bins, seed,
 shingles) and threshold; its candidates come from the LSH bands of its signatures and are
 verified on the shingle sets (resemblance >= the threshold), as min-hash's are. One hash per
 shingle instead of ``num_perm``.
