@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 
 from corpora import framed_sites, word_lines
 from neardup.config import DedupConfig, SimHashMethod, TemplateConfig, TextConfig
 from neardup.document import Document
+from neardup.engine.fingerprint import FingerprintJob, fingerprint_split
+from neardup.engine.partition import read_layout, read_meta
 from neardup.errors import ConfigError
 from neardup.pipeline import DedupResult, find_duplicates
+from neardup.sources.splits import InputSplit
 
 
 def two_small_sites(seed: int = 0) -> list[Document]:
@@ -82,3 +86,21 @@ def test_two_articles_in_one_frame_never_pair_even_where_the_frame_dominates() -
     article view tells the stories apart and only the shared article pairs."""
     off = DedupConfig(threshold=0.5, templates=TemplateConfig(enabled=False))
     assert set(id_pairs(find_duplicates(framed_sites(50), off))) == {("a0", "b0")}
+
+
+def test_a_partition_left_half_written_by_a_killed_attempt_is_written_again(
+        tmp_path: Path) -> None:
+    """A task attempt killed while writing a partition (a lost Spark executor) leaves its
+    temporary folder, article views included, in the same run; the next attempt of the task
+    writes the partition in a folder of its own."""
+    page = tmp_path / "page.html"
+    page.write_bytes(framed_sites(1)[0].raw)
+    job = FingerprintJob(DedupConfig(), InputSplit(str(page), True), 0, tmp_path / "work", 100,
+                         "html")
+    stale = job.folder(0).with_name(job.folder(0).name + ".tmp") / "article"
+    stale.mkdir(parents=True)
+    (stale / "meta.parquet").write_bytes(b"half written")
+    record = fingerprint_split(job)
+    assert record["blocks"] == [(0, 1)]
+    assert read_layout(job.folder(0)).article
+    assert read_meta(job.folder(0) / "article", ["tokens"]).column("tokens")[0].as_py() >= 50

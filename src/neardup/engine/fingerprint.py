@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,9 +89,12 @@ class FingerprintJob:
 
 
 def _write(job: FingerprintJob, block: int, prints: list[DocumentPrints]) -> None:
+    """Write one partition into a folder of this attempt's own, then publish it: an attempt
+    killed on a lost Spark executor leaves its folder in the same run (removed as debris when
+    a work directory is opened), and may even still be writing it."""
     final = job.folder(block)
-    temporary = final.with_name(final.name + ".tmp")
-    temporary.mkdir(parents=True, exist_ok=True)
+    temporary = final.with_name(f"{final.name}.{uuid.uuid4().hex}.tmp")
+    temporary.mkdir(parents=True)
     method = near_method(job.config.method)
     write_partition(temporary, prints, layout_for(
         job.config, features=method is not None and method.features is not None))

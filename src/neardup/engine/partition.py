@@ -46,7 +46,7 @@ from neardup.methods.joins import SignatureBands, Signer
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.registry import join_of
 from neardup.sources.columns import numeric_array, string_array, string_lists
-from neardup.store.durable import sync
+from neardup.store.durable import sync, sync_dir
 
 __all__ = ["ARTICLE", "NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features",
            "read_layout", "read_meta", "read_prints", "shingle_slices", "signature_rows",
@@ -189,6 +189,7 @@ def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, 
         write_partition(folder / ARTICLE, [p.article or _no_article(p) for p in prints],
                         dataclasses.replace(layout, links=False, features=False, article=False),
                         strings=False)
+        sync_dir(folder / ARTICLE)
     with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
         out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
         sync(out)
