@@ -8,6 +8,11 @@
    distance 0 counts as wrong) and 10% adds (new documents), for ``--duration`` seconds:
    errors, wrong answers, p50/p99 latency, queries/s and requests/s. The machine's load
    average is read before and after each run. The result quotes the median of the runs.
+   Requests are made before the clock starts. ``--rate R`` makes it an open loop: R
+   requests/s offered over all clients, each at an even pace, and a request's latency counts
+   from when it was due (so a server that falls behind is charged its queue); without it each
+   client sends as soon as it has its answer (a closed loop: C / throughput is then the mean
+   latency, so it measures the most a server answers, not its latency at a given load).
 3. Load again, SIGKILL the server after ``--kill-after`` seconds (0: skipped), restart it, and
    check that every add that got a 2xx is stored (GET /v1/documents/{id}).
 
@@ -53,6 +58,12 @@ TOKEN = "load-benchmark-token-0123456789"
 ADD_SHARE = [0.1]
 """The share of adds among the requests (``--add-share``; issue 29's mix is 10%)."""
 WORDS = [f"w{i}" for i in range(20_000)]
+
+
+CLOSED_PACE = 50
+"""Requests per second and client made ahead for a closed loop..."""
+PLANNED = 600
+"""... and at most this many per client (then the plan's queries come round again)."""
 
 
 def text_of(number: int) -> str:
@@ -122,45 +133,88 @@ class Tally:
         self.cpu_seconds += other.cpu_seconds
 
 
-async def _request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str,
-                   path: str, body: dict[str, Any] | None) -> tuple[int, bytes]:
-    data = b"" if body is None else json.dumps(body).encode()
-    head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(data)}\r\n"
-            f"Content-Type: application/json\r\nAuthorization: Bearer {TOKEN}\r\n\r\n")
-    writer.write(head.encode() + data)
-    await writer.drain()
-    status = int((await reader.readline()).split()[1])
+def _request_bytes(path: str, body: dict[str, Any]) -> bytes:
+    data = json.dumps(body).encode()
+    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(data)}\r\n"
+            f"Content-Type: application/json\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+            ).encode() + data
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
     length = 0
-    while (line := await reader.readline()) not in (b"\r\n", b""):
-        name, _, value = line.decode().partition(":")
-        if name.lower() == "content-length":
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
             length = int(value)
-    return status, await reader.readexactly(length)
+    return int(lines[0].split()[1]), await reader.readexactly(length)
 
 
-async def _client(port: int, number: int, stored: int, deadline: float, budget: list[int],
-                  tally: Tally) -> None:
+@dataclass
+class _Plan:
+    """What one client sends: requests made before the clock starts (query bodies are the
+    texts of stored documents; an add's id is unique per client and request)."""
+
+    kinds: list[str]
+    ids: list[str]
+    requests: list[bytes]
+
+    def at(self, position: int) -> tuple[str, str, bytes]:
+        """(kind, id, request) of the request at ``position``: the plan over again once it
+        runs out, each add under a new id."""
+        index = position % len(self.requests)
+        kind, doc_id, request = self.kinds[index], self.ids[index], self.requests[index]
+        if kind == "add" and position >= len(self.requests):
+            again = f"{doc_id}-{position}"
+            body = {"documents": [{"id": again, "url": f"http://l/{again}",
+                                   "text": text_of(10**9 + position)}]}
+            return kind, again, _request_bytes("/v1/documents", body)
+        return kind, doc_id, request
+
+
+def _plan(number: int, stored: int, count: int) -> _Plan:
     rng = random.Random(number)
+    plan = _Plan([], [], [])
+    for position in range(count):
+        if rng.random() < ADD_SHARE[0]:
+            doc_id = f"load-{number}-{position}-{rng.getrandbits(32)}"
+            body: dict[str, Any] = {"documents": [{
+                "id": doc_id, "url": f"http://l/{doc_id}",
+                "text": text_of(10**9 + rng.getrandbits(40))}]}
+            plan.kinds.append("add")
+            plan.requests.append(_request_bytes("/v1/documents", body))
+        else:
+            stored_number = rng.randrange(stored)
+            doc_id = f"d{stored_number}"
+            plan.kinds.append("query")
+            plan.requests.append(_request_bytes("/v1/query", {"text": text_of(stored_number)}))
+        plan.ids.append(doc_id)
+    return plan
+
+
+async def _client(port: int, plan: _Plan, deadline: float, interval: float, phase: float,
+                  budget: list[int], tally: Tally) -> None:
+    """Send ``plan``'s requests one after the other on one keep-alive connection until the
+    deadline; with an ``interval`` (open loop), request i is due at start + phase + i *
+    interval and its latency counts from when it was due (a late request waited too)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    added = 0
+    start = time.perf_counter()
     try:
+        position = 0
         while time.monotonic() < deadline and budget[0] > 0:
             budget[0] -= 1
-            if rng.random() < ADD_SHARE[0]:
-                kind, doc_id = "add", f"load-{number}-{added}-{rng.getrandbits(32)}"
-                added += 1
-                new = {"id": doc_id, "url": f"http://l/{doc_id}",
-                       "text": text_of(10**9 + rng.getrandbits(40))}
-                body: dict[str, Any] = {"documents": [new]}
-                path = "/v1/documents"
-            else:
-                number_ = rng.randrange(stored)
-                kind, path, doc_id = "query", "/v1/query", f"d{number_}"
-                body = {"text": text_of(number_)}
-            start = time.perf_counter()
+            due = start + phase + position * interval
+            wait = due - time.perf_counter()
+            if interval and wait > 0:
+                await asyncio.sleep(wait)
+            kind, doc_id, request = plan.at(position)
+            position += 1
+            sent = time.perf_counter()
             tally.sent += 1
-            status, answer = await _request(reader, writer, "POST", path, body)
-            tally.latencies[kind].append(time.perf_counter() - start)
+            writer.write(request)
+            status, answer = await _answer(reader)
+            tally.latencies[kind].append(time.perf_counter() - (due if interval else sent))
             if 200 <= status < 300:
                 if kind == "add":
                     tally.acknowledged.append(doc_id)
@@ -176,14 +230,19 @@ async def _client(port: int, number: int, stored: int, deadline: float, budget: 
 
 
 async def load(port: int, clients: range, stored: int, seconds: float, budget: int,
-               seed: int = 0) -> Tally:
-    """``clients`` (their numbers) on one event loop, for ``seconds`` or ``budget`` requests.
-    ``seed`` varies the clients' choices from run to run."""
+               seed: int = 0, rate: float = 0.0, total_clients: int = 0) -> Tally:
+    """``clients`` (their numbers) on one event loop, for ``seconds`` or ``budget`` requests;
+    ``rate`` > 0: an open loop offering ``rate`` requests/s over all ``total_clients``, each
+    client at its own even pace. ``seed`` varies the clients' choices from run to run."""
     tally, left = Tally(), [budget]
+    total = total_clients or len(clients)
+    interval = total / rate if rate else 0.0
+    count = min(int(seconds * (rate / total if rate else CLOSED_PACE) * 1.2) + 64, PLANNED)
+    plans = {n: _plan(n + seed * 100_003, stored, count) for n in clients}
     started, cpu = time.monotonic(), _cpu()
     deadline = started + seconds
-    await asyncio.gather(*(_client(port, n + seed * 100_003, stored, deadline, left, tally)
-                           for n in clients))
+    await asyncio.gather(*(_client(port, plans[n], deadline, interval, interval * n / total,
+                                   left, tally) for n in clients))
     tally.seconds, tally.cpu_seconds = time.monotonic() - started, _cpu() - cpu
     return tally
 
@@ -193,15 +252,25 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _run(coroutine: Any) -> Any:
+    """Run ``coroutine`` on uvloop's event loop where it is installed (as uvicorn does)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coroutine)
+
+
 def _client_process(port: int, clients: range, stored: int, seconds: float, budget: int,
-                    seed: int, answer: Any) -> None:
-    tally = asyncio.run(load(port, clients, stored, seconds, budget, seed))
+                    seed: int, rate: float, total_clients: int, answer: Any) -> None:
+    tally = _run(load(port, clients, stored, seconds, budget, seed, rate, total_clients))
     answer.send(asdict(tally))
     answer.close()
 
 
 def load_in_processes(port: int, clients: int, processes: int, stored: int, seconds: float,
-                      budget: int, seed: int = 0) -> Tally:
+                      budget: int, seed: int = 0, rate: float = 0.0) -> Tally:
     """The load of :func:`load`, its clients dealt over ``processes`` processes (forked)."""
     context = multiprocessing.get_context("fork")
     pipes, children = [], []
@@ -209,7 +278,7 @@ def load_in_processes(port: int, clients: int, processes: int, stored: int, seco
         mine = range(part, clients, processes)
         receiving, sending = context.Pipe(duplex=False)
         child = context.Process(target=_client_process, args=(
-            port, mine, stored, seconds, budget // processes, seed, sending))
+            port, mine, stored, seconds, budget // processes, seed, rate, clients, sending))
         child.start()
         sending.close()
         pipes.append(receiving)
@@ -252,7 +321,7 @@ def measure(port: int, server: int, args: argparse.Namespace, stored: int,
     writes, and its readers), the load average around it."""
     before, cpu = load_average(), server_cpu(server)
     tally = load_in_processes(port, args.clients, args.client_processes, stored,
-                              args.duration, args.max_requests, seed)
+                              args.duration, args.max_requests, seed, args.rate)
     used = {pid: seconds - cpu.get(pid, 0.0) for pid, seconds in server_cpu(server).items()}
     return {**summary(tally), "server_cpu_seconds": round(sum(used.values()), 2),
             "writer_cpu_seconds": round(used.get(server, 0.0), 2),
@@ -289,9 +358,12 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return middle
 
 
-def verdict(middle: dict[str, Any]) -> dict[str, Any]:
-    """Issue 29's target against the medians."""
-    checks = {"queries_per_second >= 2000": middle["queries_per_second"] >= 2000,
+def verdict(middle: dict[str, Any], rate: float) -> dict[str, Any]:
+    """Issue 29's target against the medians. Its latency is judged in an open loop only: in
+    a closed loop of C clients the mean latency is C / throughput (45 ms for 100 clients at
+    2,222 requests/s), whatever the server does."""
+    checks = {"open loop (--rate)": rate > 0,
+              "queries_per_second >= 2000": middle["queries_per_second"] >= 2000,
               "query p99 < 50 ms": middle["query_p99_ms"] < 50,
               "0 errors": middle["errors"] == 0,
               "0 wrong answers": middle["wrong_answers_total"] == 0}
@@ -302,6 +374,9 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     results: dict[str, Any] = {
         "environment": environment(["fastapi", "uvicorn", "httptools", "uvloop"]),
         "command": " ".join(sys.argv), "clients": args.clients,
+        "offered_requests_per_second": args.rate or None,
+        "loop": "open (latency from each request's due time)" if args.rate else
+                "closed (each client sends as soon as it has its answer)",
         "client_processes": args.client_processes, "readers": args.readers,
         "add_share": ADD_SHARE[0],
         "note": "clients and server share this machine's cores: the clients' CPU is "
@@ -318,11 +393,11 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     stored = min(stored, args.documents)
     if args.warmup:
         load_in_processes(port, args.clients, args.client_processes, stored, args.warmup,
-                          args.max_requests, seed=999)
+                          args.max_requests, seed=999, rate=args.rate)
     results["runs"] = [measure(port, server.pid, args, stored, seed)
                        for seed in range(args.runs)]
     results["median"] = medians(results["runs"])
-    results["target"] = verdict(results["median"])
+    results["target"] = verdict(results["median"], args.rate)
     if args.kill_after:
         results["kill"] = kill_under_load(args, store, token_file, server, port, stored)
     else:
@@ -359,6 +434,7 @@ def table(results: dict[str, Any]) -> str:
     rows = [["documents stored", f"{results['stored']:,}"],
             ["clients (processes) / reader processes",
              f"{results['clients']} ({results['client_processes']}) / {results['readers']}"],
+            ["loop", results["loop"]],
             ["runs (90% query, 10% add)", ", ".join(
                 f"{r['requests']:,} in {r['seconds']} s" for r in runs)],
             ["queries/s (median of runs)", f"{middle['queries_per_second']:,}"],
@@ -387,6 +463,9 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--store", type=Path, default=None,
                         help="Reuse this store (built with --documents if absent).")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="offered requests/s over all clients (open loop, latency from "
+                             "each request's due time); 0: closed loop, as fast as answered")
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--client-processes", type=int, default=1)
     parser.add_argument("--readers", type=int, default=2,

@@ -41,6 +41,15 @@ def _wait_for_readers(pid: int, count: int) -> set[int]:
     raise AssertionError(f"fewer than {count} reader processes started")
 
 
+def _metrics_answered(page: str) -> int:
+    """How many /metrics requests the answering process had answered before this one (each
+    process counts its own)."""
+    for line in page.splitlines():
+        if line.startswith('neardup_requests_total{route="/metrics",method="GET",status="200"}'):
+            return int(float(line.rsplit(" ", 1)[1]))
+    return 0
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_readers_see_every_acknowledged_add_and_stop_with_the_server(tmp_path: Path) -> None:
@@ -62,9 +71,11 @@ def test_readers_see_every_acknowledged_add_and_stop_with_the_server(tmp_path: P
                                   f"/v1/documents/{urllib.parse.quote(f'r/{n}', safe='')}")
             assert status == 200 and row["doc"] == added["documents"][0]["doc"]
         assert len(numbers) == 60
-        writers = [("neardup_writer_groups" in call(running, "GET", "/metrics")[2])
-                   for _ in range(40)]
-        assert any(writers) and not all(writers), "every answer came from one process"
+        pages = [call(running, "GET", "/metrics")[2] for _ in range(40)]
+        assert not any("neardup_writer_groups" in page for page in pages), \
+            "the writer process answered a request on the public port"
+        seen = [_metrics_answered(page) for page in pages]
+        assert len(set(seen)) < len(seen), f"every answer came from one process: {seen}"
     finally:
         stop_server(running)
     time.sleep(1)
@@ -114,3 +125,21 @@ def test_refused_adds_answer_the_same_through_any_process(tmp_path: Path) -> Non
         assert call(running, "GET", "/v1/documents/x")[0] == 404
     finally:
         stop_server(running)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_dead_reader_stops_the_service_naming_it(tmp_path: Path) -> None:
+    """A reader killed (say by the OOM killer) stops the service with an error naming it, for
+    its supervisor to restart: never a service quietly left with fewer readers."""
+    running = start_server(tmp_path / "store", "--readers", "2",
+                           token_file=_token_file(tmp_path))
+    try:
+        readers = sorted(_wait_for_readers(running.process.pid, 2))
+        os.kill(readers[0], signal.SIGKILL)
+        code = running.process.wait(timeout=60)
+        message = running.process.stderr.read().decode() if running.process.stderr else ""
+    finally:
+        stop_server(running)
+    assert code != 0
+    assert "neardup-reader-" in message and "died (exit code -9)" in message, message

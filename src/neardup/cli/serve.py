@@ -98,8 +98,7 @@ def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path
         if readers:
             from neardup.service.readers import serve_with_readers
 
-            serve_with_readers(create_app(config, store), config, store_dir, host, port,
-                               readers)
+            serve_with_readers(create_app(config, store), config, store, host, port, readers)
         else:
             uvicorn.run(create_app(config, store), host=host, port=port, log_level="warning",
                         access_log=False)

@@ -1,33 +1,47 @@
 """Several processes answering one store (``neardup serve --readers N``).
 
-The serving process holds the store's one writer. Each reader process opens the store read-only
-and listens on the same address (SO_REUSEPORT: the kernel deals new connections among the
-processes). A reader answers reads itself, after refreshing its store to the last commit (one
-read of the commit record when nothing changed, so a read sees every add acknowledged before
-it), and passes adds to the writer over a private Unix socket as they came (:class:`ForwardAdds`:
-the writer checks the token and the body), answering with the writer's answer. Readers die
-with the serving process (the parent-death signal of the worker pool)."""
+The serving process holds the store's one writer and answers adds only. Each reader process
+opens the store read-only and listens on the public address (SO_REUSEPORT: the kernel deals
+new connections among the readers; the serving process keeps the address bound but does not
+listen, so no connection waits on the writer). A reader answers reads itself, after refreshing
+its store to the last commit (one read of the commit record when nothing changed, so a read
+sees every add acknowledged before it), and passes adds to the writer over a private Unix
+socket as they came (:class:`ForwardAdds`: the writer checks the token and the body),
+answering with the writer's answer. The serving process compiles the query kernels before it
+forks, so that readers start warm. Readers die with the serving process (the parent-death
+signal of the worker pool); a reader that dies stops the service, with an error naming it,
+for its supervisor to restart (a service left with fewer readers would answer slower without
+saying why)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import socket
 import tempfile
+import threading
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from pathlib import Path
 from typing import Any
 
 from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
 from neardup.service.settings import ServiceConfig
+from neardup.store import Store
+from neardup.text.compiled import kernel_mode
 
-__all__ = ["ForwardAdds", "WriterLink", "listening_socket", "read_body", "serve_with_readers"]
+__all__ = ["ForwardAdds", "WriterLink", "bound_socket", "listening_socket", "read_body",
+           "serve_with_readers", "warm_up"]
 
 BACKLOG = 2048
 STOP_SECONDS = 10.0
+READY_SECONDS = 600.0
+"""How long a reader may take to open the store and listen (a large insert log is read)."""
+LOG = logging.getLogger("neardup.service")
 
 
 ADD_PATH = "/v1/documents"
@@ -134,13 +148,19 @@ async def read_body(receive: Receive) -> bytes:
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A TCP socket listening on (host, port) that other processes may share."""
+    sock = bound_socket(host, port)
+    sock.listen(BACKLOG)
+    return sock
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to (host, port) that other processes may share (SO_REUSEPORT)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        sock.listen(BACKLOG)
     except OSError as error:
         sock.close()
         raise OutputError(f"{host}:{port}: {error.strerror or error}") from error
@@ -154,39 +174,85 @@ def _unix_socket(path: str) -> socket.socket:
     return sock
 
 
-def serve_with_readers(app: Any, config: ServiceConfig, store_dir: Path, host: str, port: int,
+def serve_with_readers(app: Any, config: ServiceConfig, store: Store, host: str, port: int,
                        readers: int) -> None:
-    """Serve ``app`` (holding the store's writer) on (host, port) with ``readers`` reader
-    processes beside it; returns when the server stops (SIGTERM, Ctrl-C), readers stopped."""
+    """Serve ``app`` (holding ``store``'s writer) with ``readers`` reader processes answering
+    on (host, port); returns when the server stops (SIGTERM, Ctrl-C), readers stopped.
+    OutputError when a reader did not start or died."""
     import uvicorn
 
-    public = listening_socket(host, port)
+    public = bound_socket(host, port)             # the port held; the readers listen on it
     port = public.getsockname()[1]
+    warm_up(store)
     with tempfile.TemporaryDirectory(prefix="neardup-writer-") as folder:
         link = os.path.join(folder, "writer.sock")
         private = _unix_socket(link)
         context = multiprocessing.get_context("fork")   # no thread runs yet; ends in _exit
+        ready = [context.Event() for _ in range(readers)]
         processes = [context.Process(target=_reader, name=f"neardup-reader-{n}",
-                                     args=(str(store_dir), config, host, port, link))
+                                     args=(str(store.root), config, host, port, link, ready[n]))
                      for n in range(readers)]
         for process in processes:
             process.start()
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        lost: list[str] = []
         try:
-            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-            server.run(sockets=[public, private])
+            _await_readers(processes, ready)
+            threading.Thread(target=_watch, args=(processes, server, lost), daemon=True,
+                             name="neardup-reader-watch").start()
+            server.run(sockets=[private])
         finally:
-            for process in processes:
-                process.terminate()
-            for process in processes:
-                process.join(STOP_SECONDS)
-                if process.is_alive():
-                    process.kill()
-                    process.join()
+            _stop(processes)
             public.close()
             private.close()
+        if lost:
+            raise OutputError(f"{store.root}: {lost[0]}; the service stopped")
 
 
-def _reader(store_dir: str, config: ServiceConfig, host: str, port: int, link: str) -> None:
+def warm_up(store: Store) -> None:
+    """Compile (or load from numba's cache) every kernel a query runs, and build the
+    canonical form's tables, in this process: the readers it forks inherit them."""
+    with kernel_mode("compile"):
+        store.query("neardup warm up: every kernel of a query compiled before the readers")
+
+
+def _await_readers(processes: list[Any], ready: list[Any]) -> None:
+    """Wait until every reader listens; OutputError naming one that died first."""
+    deadline = time.monotonic() + READY_SECONDS
+    for process, event in zip(processes, ready, strict=True):
+        while not event.wait(0.1):
+            if not process.is_alive():
+                raise OutputError(f"{process.name} exited while starting (code "
+                                  f"{process.exitcode})")
+            if time.monotonic() > deadline:
+                raise OutputError(f"{process.name} did not start within {READY_SECONDS:.0f} s")
+
+
+def _watch(processes: list[Any], server: Any, lost: list[str]) -> None:
+    """Stop the server when a reader dies (its connections are gone; the port has fewer
+    listeners)."""
+    gone = multiprocessing.connection.wait([p.sentinel for p in processes])
+    if server.should_exit:
+        return
+    dead = next(p for p in processes if p.sentinel in gone)
+    dead.join(1.0)
+    lost.append(f"{dead.name} died (exit code {dead.exitcode})")
+    LOG.error("neardup: %s; stopping the service", lost[0])
+    server.should_exit = True
+
+
+def _stop(processes: list[Any]) -> None:
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(STOP_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+def _reader(store_dir: str, config: ServiceConfig, host: str, port: int, link: str,
+            ready: Any) -> None:
     """A reader process: the store read-only, reads answered here, adds passed to ``link``.
     Forked from the serving process, it never touches that process's store (and leaves by
     ``os._exit``, as every forked multiprocessing child does, closing none of it)."""
@@ -199,4 +265,6 @@ def _reader(store_dir: str, config: ServiceConfig, host: str, port: int, link: s
     with open_store(store_dir, read_only=True) as store:
         app = create_app(config, store, WriterLink(link, config.add_timeout + 5))
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-        server.run(sockets=[listening_socket(host, port)])
+        sock = listening_socket(host, port)
+        ready.set()
+        server.run(sockets=[sock])

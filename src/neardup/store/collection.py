@@ -72,7 +72,7 @@ from neardup.store.postings import (
     merged_runs,
     sketch_postings,
 )
-from neardup.store.printer import store_fingerprinter
+from neardup.store.printer import shared_fingerprinter
 from neardup.store.records import (
     IDENTICAL,
     INSERT_DOCUMENT,
@@ -86,7 +86,7 @@ from neardup.store.records import (
     sketch_rows,
 )
 from neardup.store.settings import config_to_dict, plans
-from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, pages_of, summed
+from neardup.store.tallies import TALLY_ARRAYS, Spans, Tally, TallyDelta, pages_of, summed
 from neardup.store.verify import counted_and_judged
 
 __all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
@@ -115,6 +115,7 @@ class Store:
         self._loaded: dict[str, PermutedTables] = {}
         self._runs: dict[str, Run] = {}
         self._tallies: dict[str, Tally] = {}
+        self._spans: dict[str, Spans] = {}
         self._keys: dict[str, dict[str, Run]] = {}
         self.postings = PostingDelta()
         self.tallies = TallyDelta()
@@ -178,6 +179,7 @@ class Store:
         self._loaded = loaded
         self._runs = {name: self._runs[name] for name in loaded}
         self._tallies = {name: self._tallies[name] for name in loaded}
+        self._spans = {name: self._spans[name] for name in loaded if name in self._spans}
         self._keys = {name: self._keys[name] for name in loaded}
         return HammingIndex(plans(self.config), self.config.max_k,
                             [loaded[entry.name] for entry in segments])
@@ -304,7 +306,7 @@ class Store:
 
     def _add_all(self, docs: Iterable[Document], sweep: str | None, workers: int,
                  progress: Callable[[int], None] | None, report: AddReport) -> None:
-        factory = functools.partial(store_fingerprinter, self.config)
+        factory = functools.partial(shared_fingerprinter, self.config)
         batch: list[DocumentPrints] = []
         for prints in ordered_map(factory, _payloads(docs), workers):
             batch.append(prints)
@@ -506,14 +508,22 @@ class Store:
         """The checked rows of the documents whose column ``name`` (one of ``KEYS``) holds
         one of ``values``, by number: the key runs of every segment and of the log give the
         candidates, their rows are compared with ``values``."""
+        with self._mutex:
+            docs = self.keyed(name, values)
+            rows = documents_in(self.db, self.meta_path, "doc", docs) if docs else []
+        field, asked = formats.ROW_FIELDS.index(name), set(values)
+        return sorted((row for row in rows if row[field] in asked), key=lambda row: row[0])
+
+    def keyed(self, name: str, values: Sequence[object]) -> list[int]:
+        """The documents that may hold one of ``values`` in column ``name`` (one of ``KEYS``),
+        sorted: candidates from the key runs, whose rows the caller compares with ``values``
+        (a URL or id key is a hash)."""
         wanted = key_values(name, values)
         with self._mutex:
             found = [docs_holding(self._keys[s.name][name], wanted) for s in self.segments]
             found.append(self.keys[name].docs_holding(wanted))
-            docs: list[int] = np.unique(np.concatenate(found)).tolist()
-            rows = documents_in(self.db, self.meta_path, "doc", docs) if docs else []
-        field, asked = formats.ROW_FIELDS.index(name), set(values)
-        return sorted((row for row in rows if row[field] in asked), key=lambda row: row[0])
+        docs: list[int] = np.unique(np.concatenate(found)).tolist()
+        return docs
 
     def sharing(self, values: list[int]) -> list[int]:
         """The stored documents whose sketch holds any of ``values`` (signed), sorted: the
@@ -531,7 +541,8 @@ class Store:
         with self._mutex:
             total = self.tallies.pages_of(host, kind, wanted)
             for entry in self.segments:
-                total += pages_of(self._tallies[entry.name], host, kind, wanted)
+                spans = self._spans.setdefault(entry.name, {})
+                total += pages_of(self._tallies[entry.name], host, kind, wanted, spans)
         return total
 
     def tally(self) -> Tally:

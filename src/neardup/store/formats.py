@@ -379,7 +379,9 @@ def _load_array(path: Path, entry: dict[str, Any], verify: bool) -> npt.NDArray[
                                    f"{entry['bytes']} (truncated or altered)")
         if verify and _checksum(path) != entry["checksum"]:
             raise CorruptDataError(f"{path}: checksum mismatch (altered)")
-        array: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False)
+        # a plain view of the mapping: slicing a memmap costs a subclass wrapper each time
+        array: npt.NDArray[Any] = np.load(path, mmap_mode="r", allow_pickle=False
+                                          ).view(np.ndarray)
     except FileNotFoundError as error:
         raise CorruptDataError(f"{path}: missing") from error
     except NeardupError:

@@ -27,7 +27,6 @@ from neardup.store.hosts import SHINGLE, SKETCH, HostCounts
 from neardup.store.printer import SketchOf, StoreFeatures, store_fingerprinter
 from neardup.store.records import (
     IDENTICAL,
-    documents_in,
     documents_where,
     select_in,
     signed,
@@ -78,14 +77,33 @@ class StoreMatch:
 PROJECT = [ROW_FIELDS.index(name.strip()) for name in COLUMNS.split(",")]
 
 
-def _candidates(store: Store, docs: list[int], identical: int) -> dict[int, tuple[object, ...]]:
-    """Checked rows (the columns of ``COLUMNS``) of ``docs`` and of the documents whose
-    identical-bytes hash (signed) is ``identical``, by number: one statement."""
+JOINED = (f"SELECT {', '.join(f'd.{name}' for name in ROW_FIELDS)}, d.crc, "
+          "s.doc, s.modulus, s.data, s.shingles, s.crc FROM documents d "
+          "LEFT JOIN sketches s ON s.doc = d.doc WHERE d.doc IN ({marks})")
+"""A document's row and its sketch row (NULLs without one), by number: one statement."""
+
+
+def _candidates(store: Store, docs: list[int], identical: int
+                ) -> tuple[dict[int, tuple[object, ...]], dict[int, StoreFeatures]]:
+    """Checked rows (the columns of ``COLUMNS``) and sketches of ``docs`` and of the
+    documents whose identical-bytes hash (signed) is ``identical``, by number."""
     wanted = set(docs)
-    same = [row[0] for row in store.documents_with("identical", [identical])]
-    rows = documents_in(store.db, store.meta_path, "doc", sorted(wanted.union(same)))
-    return {row[0]: tuple(row[i] for i in PROJECT) for row in rows
-            if row[0] in wanted or row[IDENTICAL] == identical}
+    numbers = sorted(wanted.union(store.keyed("identical", [identical])))
+    joined = select_in(store.db, JOINED, numbers)
+    width = len(ROW_FIELDS) + 1
+    rows = checked_rows([row[:width] for row in joined], store.meta_path)
+    sketches = checked_rows([row[width:] for row in joined if row[width] is not None],
+                            store.meta_path)
+    found = {row[0]: tuple(row[i] for i in PROJECT) for row in rows
+             if row[0] in wanted or row[IDENTICAL] == identical}
+    return found, {doc: _features(modulus, data, shingles)
+                   for doc, modulus, data, shingles in sketches if doc in found}
+
+
+def _features(modulus: int, data: bytes, shingles: bytes | None) -> StoreFeatures:
+    sketch = _array(data)
+    assert sketch is not None
+    return StoreFeatures(sketch, modulus, _array(shingles))
 
 
 def _array(data: bytes | None) -> U64 | None:
@@ -97,9 +115,7 @@ def _sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
     rows = select_in(store.db, "SELECT doc, modulus, data, shingles, crc FROM sketches "
                                "WHERE doc IN ({marks})", docs)
     for doc, modulus, data, shingles in checked_rows(rows, store.meta_path):
-        sketch = _array(data)
-        assert sketch is not None
-        found[doc] = StoreFeatures(sketch, modulus, _array(shingles))
+        found[doc] = _features(modulus, data, shingles)
     return found
 
 
@@ -213,9 +229,11 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     """The matches of stored ``docs`` (and of the documents identical to the probe), scored on
     content; ``judged``: simhash matches that lost template values and no longer resemble are
     left out."""
-    rows = _candidates(store, docs, signed(probe.identical))
+    rows, sketches = _candidates(store, docs, signed(probe.identical))
     rows.pop(leave_out, None)  # type: ignore[arg-type]
-    sketches = _sketches(store, list(rows)) if probe.features is not None else {}
+    sketches.pop(leave_out, None)  # type: ignore[arg-type]
+    if probe.features is None:
+        sketches = {}
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
                       chosen if templates else dataclasses.replace(chosen, enabled=False),

@@ -61,13 +61,15 @@ def docs_holding(run: Run, wanted: I64) -> I64:
 
 
 class PostingDelta:
-    """The postings of the documents not yet in a segment: a sorted run plus a short list of
-    recent additions, folded into the run once they reach an eighth of it (so that each
-    posting is re-sorted O(log n) times, and a lookup scans few unsorted postings)."""
+    """The postings of the documents not yet in a segment: a sorted run plus the recent
+    additions in a hash map (value -> documents), folded into the run once they reach an
+    eighth of it (so that each posting is re-sorted O(log n) times). A lookup costs one binary
+    search of the run and one map probe per value, however many small adds came before it (a
+    crawler adds one page at a time)."""
 
     def __init__(self) -> None:
         self._run: Run = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
-        self._recent: list[Run] = []
+        self._recent: dict[int, list[int]] = {}
         self._recent_size = 0
 
     def __len__(self) -> int:
@@ -76,20 +78,33 @@ class PostingDelta:
     def add(self, values: I64, docs: I64) -> None:
         if not values.size:
             return
-        self._recent.append((values.astype(np.int64), docs.astype(np.int64)))
+        if values.size >= RECENT_FLOOR:           # a bulk load: straight into the run
+            self._fold((values.astype(np.int64), docs.astype(np.int64)))
+            return
+        recent = self._recent
+        for value, doc in zip(values.tolist(), docs.tolist(), strict=True):
+            recent.setdefault(value, []).append(doc)
         self._recent_size += int(values.size)
         if self._recent_size >= max(RECENT_FLOOR, self._run[0].size // 8):
             self._fold()
 
-    def _fold(self) -> None:
-        self._run = merged_runs([self._run, *self._recent])
-        self._recent, self._recent_size = [], 0
+    def _recent_run(self) -> Run:
+        values = np.fromiter((v for v, held in self._recent.items() for _ in held),
+                             dtype=np.int64, count=self._recent_size)
+        docs = np.fromiter((d for held in self._recent.values() for d in held),
+                           dtype=np.int64, count=self._recent_size)
+        return values, docs
+
+    def _fold(self, *more: Run) -> None:
+        self._run = merged_runs([self._run, self._recent_run(), *more])
+        self._recent, self._recent_size = {}, 0
 
     def docs_holding(self, wanted: I64) -> I64:
-        found = [docs_holding(self._run, wanted)]
-        for values, docs in self._recent:
-            found.append(docs[np.isin(values, wanted)])
-        return np.concatenate(found)
+        found = docs_holding(self._run, wanted)
+        if not self._recent:
+            return found
+        recent = [doc for value in wanted.tolist() for doc in self._recent.get(value, ())]
+        return np.concatenate([found, np.array(recent, dtype=np.int64)]) if recent else found
 
     def freeze(self) -> Run:
         """Every posting as one run; the delta is left empty."""

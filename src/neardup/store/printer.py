@@ -6,6 +6,7 @@ The sketch (values and modulus) travels in ``DocumentPrints.features``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,8 @@ from neardup.features.shingles import distinct
 from neardup.fingerprints.sketch import Sketcher
 from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 
-__all__ = ["SketchOf", "StoreFeatures", "features_of", "store_fingerprinter"]
+__all__ = ["SketchOf", "StoreFeatures", "features_of", "shared_fingerprinter",
+           "store_fingerprinter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,13 @@ def store_fingerprinter(
     if features is None:
         return Fingerprinter(dedup)
     return Fingerprinter(dedup, features=features)
+
+
+@functools.lru_cache(maxsize=8)
+def shared_fingerprinter(config: StoreConfig) -> Fingerprinter[Any]:
+    """:func:`store_fingerprinter` built once per config in a process (it holds no state
+    between documents: a crawler's one-page adds do not set up its permutations each time)."""
+    return store_fingerprinter(config)
 
 
 def features_of(prints: DocumentPrints) -> StoreFeatures | None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from neardup._types import I64
 
-__all__ = ["TALLY_ARRAYS", "Tally", "TallyDelta", "empty_tally", "pages_of", "summed",
+__all__ = ["TALLY_ARRAYS", "Spans", "Tally", "TallyDelta", "empty_tally", "pages_of", "summed",
            "tally_of", "tally_size"]
 
 TALLY_ARRAYS = ("tallies.hosts", "tallies.kinds", "tallies.values", "tallies.pages")
@@ -64,11 +64,23 @@ def _span(column: I64, key: int, begin: int, end: int) -> tuple[int, int]:
             begin + int(np.searchsorted(part, key, side="right")))
 
 
-def pages_of(tally: Tally, host: int, kind: int, wanted: I64) -> I64:
-    """The pages of ``host`` holding each of ``wanted`` (kind ``kind``), aligned with it."""
+Spans = dict[tuple[int, int], tuple[int, int]]
+"""The rows of each (host, kind) in an immutable tally, as they are looked up."""
+
+
+def pages_of(tally: Tally, host: int, kind: int, wanted: I64, spans: Spans | None = None
+             ) -> I64:
+    """The pages of ``host`` holding each of ``wanted`` (kind ``kind``), aligned with it;
+    ``spans`` keeps the rows of each (host, kind) found (only for a tally that never
+    changes, such as a segment's)."""
     hosts, kinds, values, pages = tally
-    begin, end = _span(hosts, host, 0, int(hosts.size))
-    begin, end = _span(kinds, kind, begin, end)
+    found = None if spans is None else spans.get((host, kind))
+    if found is None:
+        begin, end = _span(hosts, host, 0, int(hosts.size))
+        found = _span(kinds, kind, begin, end)
+        if spans is not None:
+            spans[(host, kind)] = found
+    begin, end = found
     if begin == end or not wanted.size:
         return np.zeros(wanted.size, dtype=np.int64)
     held = np.asarray(values[begin:end])
