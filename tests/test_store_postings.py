@@ -4,6 +4,8 @@ scan of every stored sketch finds."""
 
 from __future__ import annotations
 
+import itertools
+
 import shutil
 from pathlib import Path
 
@@ -82,12 +84,18 @@ def test_the_delta_folds_recent_additions_and_finds_them_before_and_after() -> N
     values = rng.integers(-2**63, 2**63 - 1, size=20_000, dtype=np.int64)
     docs = np.repeat(np.arange(2_000, dtype=np.int64), 10)
     values[::7] = 42                                      # one value many documents hold
-    for start in range(0, values.size, 300):
-        delta.add(values[start:start + 300], docs[start:start + 300])
-        wanted = np.unique(np.concatenate([values[:start + 300:97], [42, 7]]))
+    start = 0
+    for size in itertools.cycle([300, 1, 1, 5_000, 25, 4_096]):   # one-page adds and batches
+        if start >= values.size:
+            break
+        end = start + size
+        delta.add(values[start:end], docs[start:end])
+        wanted = np.unique(np.concatenate([values[:end:97], [42, 7]]))
         found = np.unique(delta.docs_holding(wanted))
-        expected = np.unique(docs[:start + 300][np.isin(values[:start + 300], wanted)])
+        expected = np.unique(docs[:end][np.isin(values[:end], wanted)])
         assert np.array_equal(found, expected)
+        assert len(delta) == min(end, values.size)
+        start = end
     run = delta.freeze()
     assert len(delta) == 0 and run[0].size == values.size
     assert np.all(np.diff(run[0]) >= 0)

@@ -61,56 +61,57 @@ def docs_holding(run: Run, wanted: I64) -> I64:
 
 
 class PostingDelta:
-    """The postings of the documents not yet in a segment: a sorted run plus the recent
-    additions in a hash map (value -> documents), folded into the run once they reach an
-    eighth of it (so that each posting is re-sorted O(log n) times). A lookup costs one binary
-    search of the run and one map probe per value, however many small adds came before it (a
-    crawler adds one page at a time)."""
+    """The postings of the documents not yet in a segment: sorted runs, the newest merged
+    into the one before it while it is at least half its size (O(log n) runs, each posting
+    re-sorted O(log n) times), and the latest small additions in a hash map (value ->
+    documents) until they make a run of :data:`RECENT_FLOOR`. A lookup costs a binary search
+    per run and a map probe per value, however many one-page adds (a crawler's) came before."""
 
     def __init__(self) -> None:
-        self._run: Run = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        self._runs: list[Run] = []
         self._recent: dict[int, list[int]] = {}
         self._recent_size = 0
 
     def __len__(self) -> int:
-        return int(self._run[0].size) + self._recent_size
+        return sum(int(run[0].size) for run in self._runs) + self._recent_size
 
     def add(self, values: I64, docs: I64) -> None:
         if not values.size:
             return
-        if values.size >= RECENT_FLOOR:           # a bulk load: straight into the run
-            self._fold((values.astype(np.int64), docs.astype(np.int64)))
+        if values.size >= RECENT_FLOOR:           # a batch: a run of its own
+            self._push(sorted_run(values.astype(np.int64), docs.astype(np.int64)))
             return
         recent = self._recent
         for value, doc in zip(values.tolist(), docs.tolist(), strict=True):
             recent.setdefault(value, []).append(doc)
         self._recent_size += int(values.size)
-        if self._recent_size >= max(RECENT_FLOOR, self._run[0].size // 8):
-            self._fold()
+        if self._recent_size >= RECENT_FLOOR:
+            self._push(self._recent_run())
 
     def _recent_run(self) -> Run:
         values = np.fromiter((v for v, held in self._recent.items() for _ in held),
                              dtype=np.int64, count=self._recent_size)
         docs = np.fromiter((d for held in self._recent.values() for d in held),
                            dtype=np.int64, count=self._recent_size)
-        return values, docs
-
-    def _fold(self, *more: Run) -> None:
-        self._run = merged_runs([self._run, self._recent_run(), *more])
         self._recent, self._recent_size = {}, 0
+        return sorted_run(values, docs)
+
+    def _push(self, run: Run) -> None:
+        self._runs.append(run)
+        while len(self._runs) > 1 and 2 * self._runs[-1][0].size >= self._runs[-2][0].size:
+            last = self._runs.pop()
+            self._runs[-1] = merged_runs([self._runs[-1], last])
 
     def docs_holding(self, wanted: I64) -> I64:
-        found = docs_holding(self._run, wanted)
-        if not self._recent:
-            return found
+        found = [docs_holding(run, wanted) for run in self._runs]
         recent = [doc for value in wanted.tolist() for doc in self._recent.get(value, ())]
-        return np.concatenate([found, np.array(recent, dtype=np.int64)]) if recent else found
+        found.append(np.array(recent, dtype=np.int64))
+        return np.concatenate(found)
 
     def freeze(self) -> Run:
         """Every posting as one run; the delta is left empty."""
-        self._fold()
-        run = self._run
-        self._run = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        run = merged_runs([*self._runs, self._recent_run()])
+        self._runs = []
         return run
 
 
