@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import tempfile
 from collections.abc import AsyncIterator
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -41,7 +42,7 @@ from neardup.service.problems import (
     invalid_response,
     neardup_response,
 )
-from neardup.service.queries import QueryRoute, query_answer
+from neardup.service.queries import QUERY_PATH, QueryRoute, query_answer
 from neardup.service.readers import ForwardAdds, WriterLink
 from neardup.service.schemas import (
     AddAnswer,
@@ -114,6 +115,22 @@ async def _fresh(request: Request) -> None:
 StateDep = Annotated[_State, Depends(_state)]
 
 
+class _Service(FastAPI):
+    """FastAPI, with ``POST /v1/query`` (the hot route) taken before FastAPI's per-request
+    middleware (error pages, telemetry checks, its body limit), once a store is attached:
+    through the service's guard to :class:`QueryRoute`, which answers it alone."""
+
+    hot: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.hot is not None and scope["type"] == "http" and scope["path"] == QUERY_PATH \
+                and scope["method"] == "POST" and getattr(self.state, "neardup", None):
+            scope["app"] = self
+            await self.hot(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(config: ServiceConfig, store: Store | None = None,
                link: WriterLink | None = None) -> FastAPI:
     """The FastAPI application; with a ``store`` it serves it (a writer thread is started when
@@ -134,14 +151,15 @@ def create_app(config: ServiceConfig, store: Store | None = None,
             if writer is not None:
                 writer.close()
 
-    app = FastAPI(title="neardup", version=VERSION, lifespan=lifespan,
+    app = _Service(title="neardup", version=VERSION, lifespan=lifespan,
                   description="Near-duplicate detection over a persistent neardup store.",
                   dependencies=[Depends(_reader_token), Depends(_fresh)],
                   docs_url=None, redoc_url=None)
     add_offline_docs(app, "neardup")
     add_compare_route(app, ERRORS)
     max_k = (store.config if store is not None else StoreConfig()).max_k
-    app.add_middleware(QueryRoute, max_k=max_k)       # inside the guard: added first
+    app.hot = Guard(QueryRoute(functools.partial(FastAPI.__call__, app), max_k=max_k),
+                    max_body_bytes=config.max_body_bytes, metrics=metrics)
     if link is not None:                              # a reader: adds go to the writer
         app.add_middleware(ForwardAdds, link=link)
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
