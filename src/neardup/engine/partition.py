@@ -8,10 +8,12 @@ A partition directory holds, for its documents in input order:
 - ``shingles.npy`` + ``shingle_offsets.npy``: the distinct sorted verification shingle sets of
   the partition, concatenated (CSR offsets, one more than the sets), and ``shingle_index.npy``:
   the set of each document (documents with equal sets, exact copies, share one);
-- method ``minhash``: ``bands.npy``, the LSH band keys of each document's signature (what the
-  candidates stage reads), when the signature is a function of the verification set (the
-  default: same shingles); the signature itself is then recomputed from the set where it is
-  needed (verification reads the set anyway). Otherwise ``signatures.npy``, the signatures;
+- method ``minhash``: ``signatures.npy``, the signatures (what verification reads for the
+  estimate column: recomputing them from the sets cost about a fifth of the near stage on real
+  text, for about 1 KB more per document), and ``bands.npy``, the LSH band keys of each
+  document's signature (what the candidates stage reads), when the signature is a function of
+  the verification set (the default: same shingles). Partitions written before hold the band
+  keys alone there: their signatures are recomputed from the sets;
 - ``features.pkl``: the per-document features of the other near methods, pickled;
 - ``article/``: for a run comparing two views of a page (``DedupConfig.views``), the article
   view of every document as a partition of its own (same rows; a document without an article
@@ -64,9 +66,10 @@ ARTICLE = "article"
 class Layout:
     """What a partition stores besides its metadata and shingle sets.
 
-    ``signatures``: the min-hash width (0: no min-hash); ``derived``: the signatures are not
-    stored but recomputed from the verification sets with ``seed``; ``bands`` x ``rows``: the
-    LSH banding whose keys are stored (``derived`` only); ``article``: the article views are
+    ``signatures``: the min-hash width (0: no min-hash); ``derived``: the signatures are a
+    function of the verification sets with ``seed`` (recomputed where a partition does not
+    store them); ``bands`` x ``rows``: the LSH banding whose keys are stored (``derived``
+    only); ``article``: the article views are
     stored in ``article/``."""
 
     links: bool = False
@@ -156,8 +159,9 @@ def _write_minhash(folder: Path, prints: list[DocumentPrints], layout: Layout) -
     empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
     rows = [p.signature if p.signature is not None else empty for p in prints]
     signatures = np.stack(rows) if rows else np.empty((0, layout.signatures), dtype=np.uint64)
-    if not layout.derived:
-        write_array(folder / "signatures.npy", signatures)
+    if not layout.derived or any(p.signature is not None for p in prints):
+        write_array(folder / "signatures.npy", signatures)  # (not the article views of a
+    if not layout.derived:                                  # partition of pages without one)
         return
     keys = np.empty((len(prints), layout.bands), dtype=np.uint64)
     for band in range(layout.bands):
