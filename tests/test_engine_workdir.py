@@ -100,6 +100,21 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
         assert np.array_equal(band_key_rows(folder, rows, banding, signer, lambda s: s), expected)
 
 
+def test_sets_are_gathered_alike_in_blocks_of_any_size(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    config = DedupConfig(method="minhash")
+    prints = _prints(config, _texts(30, seed=8))
+    folder = _written(tmp_path, config, prints)
+    rows = np.array([29, 0, 5, 5, 17, 2, 28, 0, 11], dtype=np.int64)
+    expected = [prints[row].shingles for row in rows.tolist()]
+    for block in (1, 2, 4, 1000):
+        monkeypatch.setattr("neardup.engine.partition._GATHER_ROWS", block)
+        flat, offsets = shingle_slices(folder, rows)
+        assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(rows.size)] == \
+            [s.tolist() for s in expected]
+    assert shingle_slices(folder, np.empty(0, np.int64))[0].size == 0
+
+
 def _corpus(folder: Path, texts: list[str], host: str | None = None) -> list[str]:
     return write_jsonl(folder, text_rows(texts, url=(lambda i: f"http://{host}/p{i}") if host
                                          else None))
