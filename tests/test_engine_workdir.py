@@ -26,6 +26,7 @@ from neardup.engine.partition import (
     stored_shingles,
     write_partition,
 )
+from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.methods.prints import DocumentPrints
@@ -100,19 +101,19 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
         assert np.array_equal(band_key_rows(folder, rows, banding, signer, lambda s: s), expected)
 
 
-def test_sets_are_gathered_alike_in_blocks_of_any_size(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sets_are_read_in_any_order_and_a_cut_file_is_named(tmp_path: Path) -> None:
     config = DedupConfig(method="minhash")
     prints = _prints(config, _texts(30, seed=8))
     folder = _written(tmp_path, config, prints)
     rows = np.array([29, 0, 5, 5, 17, 2, 28, 0, 11], dtype=np.int64)
-    expected = [prints[row].shingles for row in rows.tolist()]
-    for block in (1, 2, 4, 1000):
-        monkeypatch.setattr("neardup.engine.partition._GATHER_ROWS", block)
-        flat, offsets = shingle_slices(folder, rows)
-        assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(rows.size)] == \
-            [s.tolist() for s in expected]
+    flat, offsets = shingle_slices(folder, rows)
+    assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(rows.size)] == \
+        [prints[row].shingles.tolist() for row in rows.tolist()]
     assert shingle_slices(folder, np.empty(0, np.int64))[0].size == 0
+    path = folder / "shingles.npy"
+    path.write_bytes(path.read_bytes()[:-8])
+    with pytest.raises(CorruptDataError, match=r"shingles\.npy"):
+        shingle_slices(folder, rows)
 
 
 def _corpus(folder: Path, texts: list[str], host: str | None = None) -> list[str]:
