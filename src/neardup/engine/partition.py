@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import operator
 import os
 import pickle
 from collections.abc import Callable
@@ -129,11 +130,12 @@ class _Meta:
     def __init__(self, links: bool, strings: bool) -> None:
         self.strings = _STRINGS if strings else ()
         self.columns: dict[str, list[Any]] = {name: [] for name in (*self.strings, *NUMERIC)}
+        self.fields = operator.attrgetter(*self.columns)
         self.links: list[tuple[str, ...]] | None = [] if links else None
 
     def add(self, p: DocumentPrints) -> None:
-        for name, values in self.columns.items():
-            values.append(getattr(p, name))
+        for values, value in zip(self.columns.values(), self.fields(p), strict=True):
+            values.append(value)
         if self.links is not None:
             self.links.append(p.links)
 

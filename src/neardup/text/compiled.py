@@ -203,15 +203,17 @@ def release_compiler_pages() -> None:
     them from this process (``madvise(MADV_DONTNEED)``; they stay in the page cache) and
     reads them back if LLVM runs again. Best effort: Linux only, nothing elsewhere."""
     try:
-        ranges = _clean_mappings("/libllvmlite.so")
+        if not _llvm_ranges:  # found once (reading smaps costs ~50 ms): a read-only mapping
+            _llvm_ranges.extend(_clean_mappings("/libllvmlite.so"))  # never gets dirty
         libc = _libc()
     except (OSError, ValueError, AttributeError):
         return
-    for low, high in ranges:
+    for low, high in _llvm_ranges:
         libc.madvise(low, high - low, _MADV_DONTNEED)
 
 
 _MADV_DONTNEED: Final = 4
+_llvm_ranges: list[tuple[int, int]] = []
 
 
 @functools.cache
