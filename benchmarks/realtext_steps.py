@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
@@ -48,7 +50,12 @@ from realtext import make_corpus
 
 
 def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
+    """The module of file ``path`` as ``name``, loaded from a copy: numba caches a kernel
+    beside its file, under the module's name, and a cache entry of ``before_nfkc`` beside the
+    before tree's ``nfkc.py`` would break that tree's own runs (the module is not found)."""
+    copy = Path(tempfile.mkdtemp(prefix="realtext-steps-")) / path.name
+    shutil.copyfile(path, copy)
+    spec = importlib.util.spec_from_file_location(name, copy)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up while the class is made
