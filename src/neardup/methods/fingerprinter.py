@@ -101,13 +101,15 @@ class Fingerprinter(Generic[F]):
         self.signer = signer_of(config)
         self.features = features if features is not None else _method_features(config)
         self.two_views = len(config.views) > 1
+        self.signs_verify_sets = self.signer is not None and \
+            config.of(MinHashConfig).shingles == config.verify_shingles
 
     def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
         """The min-hash signature; from the verification shingle set when the two shingle
         configs agree (the minimum over a set equals that over its bag: hashed once)."""
         if self.signer is None:
             return None
-        if self.config.of(MinHashConfig).shingles == self.config.verify_shingles:
+        if self.signs_verify_sets:
             return self.signer.of_shingles(shingles)
         return self.signer.of_canonical(canonical)
 
