@@ -61,6 +61,8 @@ NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")
 LAYOUT = "layout.json"
+_SET_BUFFER = 1 << 20
+"""Bytes of shingle sets gathered before a write (a write a set cost as much as the hashing)."""
 ARTICLE = "article"
 """The sub-folder of a partition holding its documents' article views."""
 
@@ -134,10 +136,14 @@ class _Meta:
         self.links: list[tuple[str, ...]] | None = [] if links else None
 
     def add(self, p: DocumentPrints) -> None:
-        for values, value in zip(self.columns.values(), self.fields(p), strict=True):
-            values.append(value)
+        self.add_row(self.fields(p))
         if self.links is not None:
             self.links.append(p.links)
+
+    def add_row(self, row: tuple[Any, ...]) -> None:
+        """One row's values, in the order of :attr:`columns` (no links)."""
+        for values, value in zip(self.columns.values(), row, strict=True):
+            values.append(value)
 
     def table(self) -> pa.Table:
         columns: dict[str, Any] = {name: string_array(self.columns[name])
@@ -158,7 +164,7 @@ class _SetFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.out = open(path, "w+b")  # noqa: SIM115 - closed by finish(); read back by _stored
+        self.out = open(path, "w+b", buffering=_SET_BUFFER)  # noqa: SIM115 - closed by finish()
         self.header = self._header(0)
         self.out.write(self.header)
         self.found: dict[int, list[int]] = {}
@@ -234,8 +240,22 @@ class PartitionWriter:
             self.signatures.append(p.signature)
         if self.layout.features:
             self.features.append(p.features)
-        if self.article is not None:
-            self.article.add(p.article or _no_article(p, self.empty))
+        if self.article is None:
+            return
+        if p.article is not None:
+            self.article.add(p.article)
+        else:
+            self.article.add_empty(p.offset, p.length)
+
+    def add_empty(self, offset: int, length: int) -> None:
+        """The article view of a document that has none (this writer's metadata holds numeric
+        columns only): no tokens, an empty set, no signature (never a candidate: the near
+        stage joins the article views of documents with tokens only)."""
+        assert not self.meta.strings and not self.layout.features and self.article is None
+        self.meta.add_row((offset, length, 0, 0, 0, 0, 0, 0))
+        self.sets.add(0, self.empty)
+        if self.layout.signatures:
+            self.signatures.append(None)
 
     def abort(self) -> None:
         """Close the files left open (after a failure; after :meth:`close`, nothing to do)."""
@@ -274,18 +294,6 @@ def _write_minhash(folder: Path, found: list[U64 | None], layout: Layout) -> Non
     for band in range(layout.bands):
         keys[:, band] = band_keys(signatures, band, layout.rows)
     write_array(folder / "bands.npy", keys)
-
-
-def _no_article(prints: DocumentPrints, empty: U64) -> DocumentPrints:
-    """The article view of a document that has none: no tokens, the ``empty`` set (never a
-    candidate: the near stage joins the article views of documents with tokens only). Built
-    field by field: ``dataclasses.replace`` costs about four times more per document."""
-    return DocumentPrints(
-        id=prints.id, url=prints.url, host=prints.host, source=prints.source,
-        offset=prints.offset, fetched=prints.fetched, length=prints.length, text_chars=0,
-        tokens=0, identical=0, lexical=0, shingle=0, simhash=0, signature=None, shingles=empty,
-        revisit_of=prints.revisit_of, extract_seconds=prints.extract_seconds,
-        fingerprint_seconds=prints.fingerprint_seconds)
 
 
 def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, *,

@@ -93,6 +93,7 @@ class Kernel:
         self._measured = interpretable if isinstance(interpretable, tuple) else None
         self._options = options
         self._compiled: Any = None
+        self._overloads = 0
         self.__name__ = py_func.__name__
         self.__qualname__ = py_func.__qualname__
         self.__module__ = py_func.__module__
@@ -114,10 +115,19 @@ class Kernel:
             return self.py_func(*args)
         compiled = self._compiled
         if compiled is not None and (not self.interpretable or (_bought[0] and _mode[0] == "auto")):
-            return _run(compiled, args)
+            return self._run(compiled, args)
         if self._interprets(args):
             return self._interpret(args)
-        return _run(self.compiled, args)
+        return self._run(self.compiled, args)
+
+    def _run(self, dispatcher: Any, args: tuple[Any, ...]) -> Any:
+        """``dispatcher(*args)``; when the call compiled (or loaded from numba's cache) a new
+        specialisation, the compiler's pages are released afterwards."""
+        result = dispatcher(*args)
+        if len(dispatcher.overloads) != self._overloads:
+            self._overloads = len(dispatcher.overloads)
+            release_compiler_pages()
+        return result
 
     def _interprets(self, args: tuple[Any, ...]) -> bool:
         if not self.interpretable or _mode[0] == "compile":
@@ -163,16 +173,6 @@ class Kernel:
     def _numba_type_(self) -> Any:
         """The type numba gives this kernel met as a value (e.g. ``module.kernel``)."""
         return self.compiled._numba_type_
-
-
-def _run(dispatcher: Any, args: tuple[Any, ...]) -> Any:
-    """``dispatcher(*args)``; when the call compiled (or loaded from numba's cache) a new
-    specialisation, the compiler's pages are released afterwards."""
-    known = len(dispatcher.overloads)
-    result = dispatcher(*args)
-    if len(dispatcher.overloads) != known:
-        release_compiler_pages()
-    return result
 
 
 def _clean_mappings(library: str) -> list[tuple[int, int]]:
