@@ -4,12 +4,15 @@
 
 The documents are the first ``--docs`` of :mod:`realtext`'s 100,000-document corpus. The steps
 of the default (min-hash) fingerprint path, each timed alone on the previous step's output:
-decode (the UTF-8 payload to ``str``), canonical form, the verification shingle set (5-word
-shingles, sorted and distinct), the exact prints, the min-hash signature (128). "before" runs
-the canonical form's NFKC step and the min-hash loop of the source tree ``--before`` (e.g. a
-``git archive`` of the base commit's ``src``), loaded beside this checkout's in the same
-process; the calls alternate (before, after, before, ...) and each keeps its best of
-``--repeat``; process CPU time per document. Both sides' outputs are checked equal first.
+decode (the UTF-8 payload to ``str``), canonical form and token hashes, the verification shingle
+set (5-word shingles of the token hashes, sorted and distinct), the exact prints, the min-hash
+signature (128). "before" runs the canonical form the two-step way (the NFKC step of the source
+tree ``--before``, e.g. a ``git archive`` of the base commit's ``src``, loaded beside this
+checkout's in the same process, then the token scan and the token hashes, each a pass of its
+own) and the min-hash loop of that tree; "after" runs :func:`neardup.features.tokens.
+canonical_tokens` (one pass). The calls alternate (before, after, before, ...) and each keeps
+its best of ``--repeat``; process CPU time per document. Both sides' outputs are checked equal
+first.
 Results go to ``benchmarks/results/realtext_steps.json``.
 """
 
@@ -18,6 +21,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from itertools import islice
 from pathlib import Path
@@ -35,7 +41,8 @@ from common import (
     pin_single_core,
     write_results,
 )
-from neardup.features.shingles import shingle_set
+from neardup.features.shingles import shingle_set_of_tokens, token_hashes
+from neardup.features.tokens import canonical_tokens
 from neardup.fingerprints.exact import exact_prints
 from neardup.fingerprints.minhash import MinHash, _signature
 from neardup.text.canonical import _canonicalize, _code_point_classes, canonical_bytes
@@ -43,9 +50,15 @@ from realtext import make_corpus
 
 
 def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
+    """The module of file ``path`` as ``name``, loaded from a copy: numba caches a kernel
+    beside its file, under the module's name, and a cache entry of ``before_nfkc`` beside the
+    before tree's ``nfkc.py`` would break that tree's own runs (the module is not found)."""
+    copy = Path(tempfile.mkdtemp(prefix="realtext-steps-")) / path.name
+    shutil.copyfile(path, copy)
+    spec = importlib.util.spec_from_file_location(name, copy)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 
@@ -60,22 +73,27 @@ def steps(before: Path, texts: list[str]) -> dict[str, Callable[[], object]]:
     old_minhash = _load(before / "neardup" / "fingerprints" / "minhash.py", "before_minhash")
     classes = _code_point_classes()
 
-    def old_canonical(text: str) -> bytes:
+    def old_canonical(text: str) -> tuple[bytes, np.ndarray]:
         raw = old_nfkc.nfkc_casefold(text)
-        return bytes(_canonicalize(np.frombuffer(raw, dtype=np.uint8), classes)) if raw else b""
+        canonical = bytes(_canonicalize(np.frombuffer(raw, dtype=np.uint8), classes)) \
+            if raw else b""
+        return canonical, token_hashes(canonical)
 
     raws = [t.encode("utf-8") for t in texts]
-    canon = [canonical_bytes(t) for t in texts]
-    sets = [shingle_set(c, 5, 0) for c in canon]
+    both = [canonical_tokens(t) for t in texts]
+    canon = [c for c, _ in both]
+    sets = [shingle_set_of_tokens(tokens, 5, 0) for _, tokens in both]
     signer = MinHash()
     a, b = signer.multipliers, signer.offsets
-    assert [old_canonical(t) for t in texts] == canon
+    assert canon == [canonical_bytes(t) for t in texts]
+    assert all(old == new and (old_tokens == tokens).all() for (old, old_tokens), (new, tokens)
+               in zip((old_canonical(t) for t in texts), both, strict=True))
     assert all((old_minhash._signature(s, a, b) == _signature(s, a, b)).all() for s in sets)
     return {
         "decode": lambda: [r.decode("utf-8") for r in raws],
-        "canonical (before)": lambda: [old_canonical(t) for t in texts],
-        "canonical (after)": lambda: [canonical_bytes(t) for t in texts],
-        "shingle set": lambda: [shingle_set(c, 5, 0) for c in canon],
+        "canonical + token hashes (before)": lambda: [old_canonical(t) for t in texts],
+        "canonical + token hashes (after)": lambda: [canonical_tokens(t) for t in texts],
+        "shingle set": lambda: [shingle_set_of_tokens(tokens, 5, 0) for _, tokens in both],
         "exact prints": lambda: [exact_prints(r, c, s) for r, c, s in zip(raws, canon, sets,
                                                                              strict=True)],
         "min-hash (before)": lambda: [old_minhash._signature(s, a, b) for s in sets],

@@ -189,3 +189,45 @@ def _calls_compiled_only(values: np.ndarray) -> int:
 def test_an_interpreted_kernel_may_call_only_interpretable_ones() -> None:
     with kernel_mode("interpret"), pytest.raises(TypeError, match="not declared interpretable"):
         _calls_compiled_only(np.arange(3))
+
+
+def _llvm_resident_kb() -> int:
+    """Resident KB of the read-only mappings of LLVM's library in this process."""
+    total, mine = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            fields = line.split()
+            if not fields[0].endswith(":"):
+                mine = len(fields) > 5 and fields[5].endswith("libllvmlite.so") and \
+                    "w" not in fields[1]
+            elif fields[0] == "Rss:" and mine:
+                total += int(fields[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
+def test_compiler_pages_are_released_after_a_compile_and_kernels_still_run() -> None:
+    script = """
+import numpy as np
+from neardup.features.tokens import canonical_tokens
+from neardup.text.compiled import kernel_mode, njit
+import test_compiled_kernels as t
+
+@njit(cache=False)
+def fresh(values):
+    return values.sum() * 3
+
+with kernel_mode("compile"):
+    canonical_tokens("Grüße, Welt: ein Text")
+    after_load = t._llvm_resident_kb()
+    assert fresh.compiled(np.arange(10)) == 135  # LLVM compiles after its pages were dropped
+    after_compile = t._llvm_resident_kb()
+    assert fresh(np.arange(4)) == 18  # the kernel's first call through its wrapper releases
+    print(after_load, after_compile, t._llvm_resident_kb())
+"""
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{Path(__file__).parent}"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, check=True)
+    after_load, after_compile, released = map(int, done.stdout.split())
+    assert after_compile > 10_000  # compiling read LLVM back in...
+    assert after_load < after_compile // 4 and released < after_compile // 4  # ...and it went

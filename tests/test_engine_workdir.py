@@ -26,6 +26,7 @@ from neardup.engine.partition import (
     stored_shingles,
     write_partition,
 )
+from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.methods.prints import DocumentPrints
@@ -71,7 +72,8 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
     derived = config.method == "minhash" and \
         config.of(MinHashConfig).shingles == config.verify_shingles
     assert layout.derived == derived
-    assert (folder / "signatures.npy").exists() == (config.method == "minhash" and not derived)
+    assert (folder / "signatures.npy").exists() == (config.method == "minhash")
+    assert (folder / "bands.npy").exists() == derived
     back = read_prints(folder, features=False)
     assert len(back) == len(prints)
     for before, after in zip(prints, back, strict=True):
@@ -86,11 +88,32 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
     if signer is not None:
         signatures = np.stack([prints[row].signature for row in rows.tolist()])
         assert np.array_equal(signature_rows(folder, rows, signer), signatures)
+        if derived:  # a partition written before signatures were stored: recomputed from sets
+            stored = folder / "signatures.npy"
+            kept = stored.read_bytes()
+            stored.unlink()
+            assert np.array_equal(signature_rows(folder, rows, signer), signatures)
+            stored.write_bytes(kept)
         banding = layout.banding if derived else LSHBands(4, 8)
         expected = np.stack([band_keys(signatures, b, banding.rows)
                              for b in range(banding.bands)], axis=1)
         assert np.array_equal(band_key_rows(folder, rows, banding, signer), expected)
         assert np.array_equal(band_key_rows(folder, rows, banding, signer, lambda s: s), expected)
+
+
+def test_sets_are_read_in_any_order_and_a_cut_file_is_named(tmp_path: Path) -> None:
+    config = DedupConfig(method="minhash")
+    prints = _prints(config, _texts(30, seed=8))
+    folder = _written(tmp_path, config, prints)
+    rows = np.array([29, 0, 5, 5, 17, 2, 28, 0, 11], dtype=np.int64)
+    flat, offsets = shingle_slices(folder, rows)
+    assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(rows.size)] == \
+        [prints[row].shingles.tolist() for row in rows.tolist()]
+    assert shingle_slices(folder, np.empty(0, np.int64))[0].size == 0
+    path = folder / "shingles.npy"
+    path.write_bytes(path.read_bytes()[:-8])
+    with pytest.raises(CorruptDataError, match=r"shingles\.npy"):
+        shingle_slices(folder, rows)
 
 
 def _corpus(folder: Path, texts: list[str], host: str | None = None) -> list[str]:
@@ -116,7 +139,7 @@ def test_a_kept_work_directory_gives_the_same_outputs_again(tmp_path: Path,
     assert "candidates/keys.json" in kept  # the sorted key buckets, for --against
     for partition in (options.work / "fingerprint").iterdir():
         assert (partition / "bands.npy").exists() == (method == "minhash")
-        assert not (partition / "signatures.npy").exists()
+        assert (partition / "signatures.npy").exists() == (method == "minhash")
     second = run_engine(inputs, tmp_path / "second", config, options)
     assert_same_tables(tmp_path / "second", tmp_path / "first", same_bytes=True)
     measured = ("seconds", "cpu_seconds")

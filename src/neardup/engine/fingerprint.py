@@ -33,7 +33,7 @@ from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.engine.heap import release_freed
 from neardup.engine.markers import folder_files, read_marker
-from neardup.engine.partition import layout_for, write_partition
+from neardup.engine.partition import PartitionWriter, layout_for
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 from neardup.methods.registry import near_method
@@ -88,46 +88,82 @@ class FingerprintJob:
         return self.root / STAGE / partition_name(self.split.file, block)
 
 
+class _Partition:
+    """One partition being written, a document at a time (its shingle sets go to disk as they
+    come: :class:`PartitionWriter`), into a folder of this attempt's own, published when
+    complete: an attempt killed on a lost Spark executor leaves its folder in the same run
+    (removed as debris when a work directory is opened), and may even still be writing it."""
+
+    def __init__(self, job: FingerprintJob, block: int) -> None:
+        self.job, self.block, self.rows = job, block, 0
+        self.final = job.folder(block)
+        self.temporary = self.final.with_name(f"{self.final.name}.{uuid.uuid4().hex}.tmp")
+        self.temporary.mkdir(parents=True)
+        method = near_method(job.config.method)
+        self.writer = PartitionWriter(self.temporary, layout_for(
+            job.config, features=method is not None and method.features is not None))
+
+    def add(self, prints: DocumentPrints) -> None:
+        self.writer.add(prints)
+        self.rows += 1
+
+    def publish(self) -> None:
+        self.writer.close()
+        publish_dir(self.temporary, self.final)
+        WorkDir.mark_at(self.job.root, partition_marker(self.job.split.file, self.block),
+                        {"rows": self.rows}, folder_files(self.final))
+        release_freed()  # the block's arrays
+
+
 def _write(job: FingerprintJob, block: int, prints: list[DocumentPrints]) -> None:
-    """Write one partition into a folder of this attempt's own, then publish it: an attempt
-    killed on a lost Spark executor leaves its folder in the same run (removed as debris when
-    a work directory is opened), and may even still be writing it."""
-    final = job.folder(block)
-    temporary = final.with_name(f"{final.name}.{uuid.uuid4().hex}.tmp")
-    temporary.mkdir(parents=True)
-    method = near_method(job.config.method)
-    write_partition(temporary, prints, layout_for(
-        job.config, features=method is not None and method.features is not None))
-    publish_dir(temporary, final)
-    WorkDir.mark_at(job.root, partition_marker(job.split.file, block), {"rows": len(prints)},
-                    folder_files(final))
-    release_freed()  # the block's arrays, freed by the caller once written
+    """Write one partition of ``prints`` (see :class:`_Partition`)."""
+    partition = _Partition(job, block)
+    try:
+        for found in prints:
+            partition.add(found)
+        partition.publish()
+    finally:
+        partition.writer.abort()
 
 
 class _BlockWriter:
-    """Collects the prints of the current block; writes it when the next begins (a block
-    already on disk is counted, not fingerprinted again)."""
+    """Writes the prints of the current block as they come; publishes it when the next begins
+    (a block already on disk is counted, not fingerprinted again)."""
 
     def __init__(self, job: FingerprintJob) -> None:
         self.job = job
         self.sizes: dict[int, int] = {}
         self.block = -1
-        self.batch: list[DocumentPrints] = []
+        self.partition: _Partition | None = None
         self.on_disk = False
 
     def begin(self, block: int) -> None:
         self.finish()
-        self.block, self.batch = block, []
+        self.block = block
         record = read_marker(self.job.root, partition_marker(self.job.split.file, block))
         self.on_disk = record is not None
         if record is not None:
             self.sizes[block] = int(record["rows"])
+        else:
+            self.partition = _Partition(self.job, block)
+
+    def add(self, prints: DocumentPrints) -> None:
+        assert self.partition is not None, "a block begun and not on disk"
+        self.partition.add(prints)
+
+    def __enter__(self) -> _BlockWriter:
+        return self
+
+    def __exit__(self, *error: object) -> None:
+        """A run that fails mid-block closes the block's open files (its folder is debris)."""
+        if self.partition is not None:
+            self.partition.writer.abort()
 
     def finish(self) -> None:
-        if self.block >= 0 and not self.on_disk:
-            _write(self.job, self.block, self.batch)
-            self.sizes[self.block] = len(self.batch)
-        self.block = -1
+        if self.partition is not None:
+            self.partition.publish()
+            self.sizes[self.block] = self.partition.rows
+        self.block, self.partition = -1, None
 
 
 def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], Iterator[Document]]
@@ -141,16 +177,17 @@ def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], It
     writer = _BlockWriter(job)
     reading = documents(cursor) if documents else read_split(job.split, cursor, media=job.media,
                                                                    fields=job.fields)
-    for doc in reading:
-        if cursor.current != writer.block:
-            writer.begin(cursor.current)
-        if writer.on_disk:
-            continue
-        prints = fingerprinter(doc)
-        cpu["extract_cpu"] += prints.extract_seconds
-        cpu["fingerprint_cpu"] += prints.fingerprint_seconds
-        writer.batch.append(prints)
-    writer.finish()
+    with writer:
+        for doc in reading:
+            if cursor.current != writer.block:
+                writer.begin(cursor.current)
+            if writer.on_disk:
+                continue
+            prints = fingerprinter(doc)
+            cpu["extract_cpu"] += prints.extract_seconds
+            cpu["fingerprint_cpu"] += prints.fingerprint_seconds
+            writer.add(prints)
+        writer.finish()
     record = {"index": job.index, "file": job.split.file, "path": job.split.path,
               "blocks": sorted(writer.sizes.items()), "stats": cursor.stats.as_dict(),
               "error_blocks": cursor.error_blocks(),

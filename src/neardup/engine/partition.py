@@ -8,10 +8,12 @@ A partition directory holds, for its documents in input order:
 - ``shingles.npy`` + ``shingle_offsets.npy``: the distinct sorted verification shingle sets of
   the partition, concatenated (CSR offsets, one more than the sets), and ``shingle_index.npy``:
   the set of each document (documents with equal sets, exact copies, share one);
-- method ``minhash``: ``bands.npy``, the LSH band keys of each document's signature (what the
-  candidates stage reads), when the signature is a function of the verification set (the
-  default: same shingles); the signature itself is then recomputed from the set where it is
-  needed (verification reads the set anyway). Otherwise ``signatures.npy``, the signatures;
+- method ``minhash``: ``signatures.npy``, the signatures (what verification reads for the
+  estimate column: recomputing them from the sets cost about a fifth of the near stage on real
+  text, for about 1 KB more per document), and ``bands.npy``, the LSH band keys of each
+  document's signature (what the candidates stage reads), when the signature is a function of
+  the verification set (the default: same shingles). Partitions written before hold the band
+  keys alone there: their signatures are recomputed from the sets;
 - ``features.pkl``: the per-document features of the other near methods, pickled;
 - ``article/``: for a run comparing two views of a page (``DedupConfig.views``), the article
   view of every document as a partition of its own (same rows; a document without an article
@@ -26,7 +28,10 @@ also read the partitions of the earlier format (one set per document, stored sig
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import operator
+import os
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +44,7 @@ import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig, MinHashConfig
-from neardup.engine.workdir import read_array, write_array, write_concatenated
+from neardup.engine.workdir import read_array, write_array
 from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.joins import SignatureBands, Signer
@@ -48,14 +53,16 @@ from neardup.methods.registry import join_of
 from neardup.sources.columns import numeric_array, string_array, string_lists
 from neardup.store.durable import sync, sync_dir
 
-__all__ = ["ARTICLE", "NUMERIC", "Layout", "band_key_rows", "layout_for", "read_features",
-           "read_layout", "read_meta", "read_prints", "shingle_slices", "signature_rows",
-           "stored_shingles", "write_partition"]
+__all__ = ["ARTICLE", "NUMERIC", "Layout", "PartitionWriter", "band_key_rows", "layout_for",
+           "read_features", "read_layout", "read_meta", "read_prints", "shingle_slices",
+           "signature_rows", "stored_shingles", "write_partition"]
 
 NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "shingle", "simhash")
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")
 LAYOUT = "layout.json"
+_SET_BUFFER = 1 << 20
+"""Bytes of shingle sets gathered before a write (a write a set cost as much as the hashing)."""
 ARTICLE = "article"
 """The sub-folder of a partition holding its documents' article views."""
 
@@ -64,9 +71,10 @@ ARTICLE = "article"
 class Layout:
     """What a partition stores besides its metadata and shingle sets.
 
-    ``signatures``: the min-hash width (0: no min-hash); ``derived``: the signatures are not
-    stored but recomputed from the verification sets with ``seed``; ``bands`` x ``rows``: the
-    LSH banding whose keys are stored (``derived`` only); ``article``: the article views are
+    ``signatures``: the min-hash width (0: no min-hash); ``derived``: the signatures are a
+    function of the verification sets with ``seed`` (recomputed where a partition does not
+    store them); ``bands`` x ``rows``: the LSH banding whose keys are stored (``derived``
+    only); ``article``: the article views are
     stored in ``article/``."""
 
     links: bool = False
@@ -118,81 +126,186 @@ def read_layout(folder: Path) -> Layout:
     return Layout(features=(folder / "features.pkl").exists(), signatures=width)
 
 
-def _meta_table(prints: list[DocumentPrints], links: bool, strings: bool = True) -> pa.Table:
-    columns: dict[str, Any] = {name: string_array([getattr(p, name) for p in prints])
-                               for name in (_STRINGS if strings else ())}
-    for name in NUMERIC:
-        kind = np.uint64 if name in _UNSIGNED else np.int64
-        columns[name] = numeric_array(np.array([getattr(p, name) for p in prints], dtype=kind))
-    if links:
-        columns["links"] = string_lists([p.links for p in prints])
-    return pa.table(columns)
+class _Meta:
+    """The metadata columns of a partition, a row at a time."""
+
+    def __init__(self, links: bool, strings: bool) -> None:
+        self.strings = _STRINGS if strings else ()
+        self.columns: dict[str, list[Any]] = {name: [] for name in (*self.strings, *NUMERIC)}
+        self.fields = operator.attrgetter(*self.columns)
+        self.links: list[tuple[str, ...]] | None = [] if links else None
+
+    def add(self, p: DocumentPrints) -> None:
+        self.add_row(self.fields(p))
+        if self.links is not None:
+            self.links.append(p.links)
+
+    def add_row(self, row: tuple[Any, ...]) -> None:
+        """One row's values, in the order of :attr:`columns` (no links)."""
+        for values, value in zip(self.columns.values(), row, strict=True):
+            values.append(value)
+
+    def table(self) -> pa.Table:
+        columns: dict[str, Any] = {name: string_array(self.columns[name])
+                                   for name in self.strings}
+        for name in NUMERIC:
+            kind = np.uint64 if name in _UNSIGNED else np.int64
+            columns[name] = numeric_array(np.array(self.columns[name], dtype=kind))
+        if self.links is not None:
+            columns["links"] = string_lists(self.links)
+        return pa.table(columns)
 
 
-def _distinct_sets(prints: list[DocumentPrints]) -> tuple[list[U64], I64, I64]:
-    """The distinct shingle sets, their CSR offsets and the set of each document; equal sets
-    are found by the exact-level set hash and compared in full before they are shared."""
-    found: dict[int, list[int]] = {}
-    kept: list[U64] = []
-    index = np.empty(len(prints), dtype=np.int64)
-    for row, p in enumerate(prints):
-        same = [k for k in found.get(p.shingle, []) if np.array_equal(kept[k], p.shingles)]
-        if same:
-            index[row] = same[0]
-            continue
-        found.setdefault(p.shingle, []).append(len(kept))
-        index[row] = len(kept)
-        kept.append(p.shingles)
-    offsets = np.zeros(len(kept) + 1, dtype=np.int64)
-    np.cumsum([s.size for s in kept], out=offsets[1:])
-    return kept, offsets, index
+class _SetFile:
+    """``shingles.npy`` written a set at a time, each distinct set once: a set whose exact-level
+    hash was met before is compared with the sets of that hash, read back from the file, and
+    shares the equal one. The sets are not held in memory (about 5 KB a document on real text:
+    50 MB for a partition of 10,000)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.out = open(path, "w+b", buffering=_SET_BUFFER)  # noqa: SIM115 - closed by finish()
+        self.header = self._header(0)
+        self.out.write(self.header)
+        self.found: dict[int, list[int]] = {}
+        self.offsets: list[int] = [0]
+        self.index: list[int] = []
+
+    @staticmethod
+    def _header(length: int) -> bytes:
+        buffer = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buffer, {
+            "descr": np.lib.format.dtype_to_descr(np.dtype(np.uint64)),
+            "fortran_order": False, "shape": (length,)})
+        return buffer.getvalue()
+
+    def _stored(self, k: int) -> U64:
+        start, end = self.offsets[k], self.offsets[k + 1]
+        self.out.flush()
+        data = os.pread(self.out.fileno(), 8 * (end - start), len(self.header) + 8 * start)
+        return np.frombuffer(data, dtype="<u8")
+
+    def add(self, shingle: int, shingles: U64) -> None:
+        candidates = self.found.get(shingle, [])
+        for k in candidates:
+            if self.offsets[k + 1] - self.offsets[k] == shingles.size and (
+                    shingles.size == 0 or np.array_equal(self._stored(k), shingles)):
+                self.index.append(k)
+                return
+        candidates.append(len(self.offsets) - 1)
+        self.found[shingle] = candidates
+        self.index.append(len(self.offsets) - 1)
+        self.offsets.append(self.offsets[-1] + shingles.size)
+        self.out.write(np.ascontiguousarray(shingles, dtype="<u8").data)
+
+    def abort(self) -> None:
+        """Close the file, whole or not (nothing else is written)."""
+        self.out.close()
+
+    def finish(self) -> tuple[I64, I64]:
+        """Close the file (its header now gives its length); the CSR offsets and the set of
+        each document."""
+        header = self._header(self.offsets[-1])
+        if len(header) != len(self.header):
+            raise OverflowError(f"{self.path}: {self.offsets[-1]} shingles outgrow the header")
+        self.out.seek(0)
+        self.out.write(header)
+        sync(self.out)
+        self.out.close()
+        return np.array(self.offsets, dtype=np.int64), np.array(self.index, dtype=np.int64)
 
 
-def _write_minhash(folder: Path, prints: list[DocumentPrints], layout: Layout) -> None:
+class PartitionWriter:
+    """Writes the documents of one partition into ``folder`` (an empty temporary directory) as
+    they come, holding their metadata and signatures, not their shingle sets; without
+    ``strings``, the metadata holds the numeric columns only (an article view's)."""
+
+    def __init__(self, folder: Path, layout: Layout, *, strings: bool = True) -> None:
+        self.folder, self.layout = folder, layout
+        self.meta = _Meta(layout.links, strings)
+        self.sets = _SetFile(folder / "shingles.npy")
+        self.signatures: list[U64 | None] = []
+        self.features: list[object] = []
+        self.article: PartitionWriter | None = None
+        self.empty = np.empty(0, np.uint64)
+        if layout.article:
+            (folder / ARTICLE).mkdir()
+            self.article = PartitionWriter(folder / ARTICLE, dataclasses.replace(
+                layout, links=False, features=False, article=False), strings=False)
+
+    def add(self, p: DocumentPrints) -> None:
+        self.meta.add(p)
+        self.sets.add(p.shingle, p.shingles)
+        if self.layout.signatures:
+            self.signatures.append(p.signature)
+        if self.layout.features:
+            self.features.append(p.features)
+        if self.article is None:
+            return
+        if p.article is not None:
+            self.article.add(p.article)
+        else:
+            self.article.add_empty(p.offset, p.length)
+
+    def add_empty(self, offset: int, length: int) -> None:
+        """The article view of a document that has none (this writer's metadata holds numeric
+        columns only): no tokens, an empty set, no signature (never a candidate: the near
+        stage joins the article views of documents with tokens only)."""
+        assert not self.meta.strings and not self.layout.features and self.article is None
+        self.meta.add_row((offset, length, 0, 0, 0, 0, 0, 0))
+        self.sets.add(0, self.empty)
+        if self.layout.signatures:
+            self.signatures.append(None)
+
+    def abort(self) -> None:
+        """Close the files left open (after a failure; after :meth:`close`, nothing to do)."""
+        self.sets.abort()
+        if self.article is not None:
+            self.article.abort()
+
+    def close(self) -> None:
+        folder, layout = self.folder, self.layout
+        offsets, index = self.sets.finish()
+        pq.write_table(self.meta.table(), folder / "meta.parquet", compression="zstd")
+        write_array(folder / "shingle_offsets.npy", offsets)
+        write_array(folder / "shingle_index.npy", index.astype(np.int32))
+        if layout.signatures:
+            _write_minhash(folder, self.signatures, layout)
+        if layout.features:
+            with open(folder / "features.pkl", "wb") as out:
+                pickle.dump(self.features, out, protocol=pickle.HIGHEST_PROTOCOL)
+        if self.article is not None:
+            self.article.close()
+            sync_dir(folder / ARTICLE)
+        with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
+            out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
+            sync(out)
+
+
+def _write_minhash(folder: Path, found: list[U64 | None], layout: Layout) -> None:
     empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
-    rows = [p.signature if p.signature is not None else empty for p in prints]
+    rows = [signature if signature is not None else empty for signature in found]
     signatures = np.stack(rows) if rows else np.empty((0, layout.signatures), dtype=np.uint64)
-    if not layout.derived:
-        write_array(folder / "signatures.npy", signatures)
+    if not layout.derived or any(signature is not None for signature in found):
+        write_array(folder / "signatures.npy", signatures)  # (not the article views of a
+    if not layout.derived:                                  # partition of pages without one)
         return
-    keys = np.empty((len(prints), layout.bands), dtype=np.uint64)
+    keys = np.empty((len(found), layout.bands), dtype=np.uint64)
     for band in range(layout.bands):
         keys[:, band] = band_keys(signatures, band, layout.rows)
     write_array(folder / "bands.npy", keys)
 
 
-def _no_article(prints: DocumentPrints) -> DocumentPrints:
-    """The article view of a document that has none: no tokens, an empty set (never a
-    candidate: the near stage joins the article views of documents with tokens only)."""
-    return dataclasses.replace(prints, text_chars=0, tokens=0, identical=0, lexical=0, shingle=0,
-                               simhash=0, signature=None, shingles=np.empty(0, np.uint64),
-                               links=(), features=None, article=None)
-
-
 def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, *,
                     strings: bool = True) -> None:
-    """Write the documents of one partition into ``folder`` (an empty temporary directory);
-    without ``strings``, its metadata holds the numeric columns only (an article view's)."""
-    pq.write_table(_meta_table(prints, layout.links, strings), folder / "meta.parquet",
-                   compression="zstd")
-    sets, offsets, index = _distinct_sets(prints)
-    write_concatenated(folder / "shingles.npy", sets, np.dtype(np.uint64))
-    write_array(folder / "shingle_offsets.npy", offsets)
-    write_array(folder / "shingle_index.npy", index.astype(np.int32))
-    if layout.signatures:
-        _write_minhash(folder, prints, layout)
-    if layout.features:
-        with open(folder / "features.pkl", "wb") as out:
-            pickle.dump([p.features for p in prints], out, protocol=pickle.HIGHEST_PROTOCOL)
-    if layout.article:
-        (folder / ARTICLE).mkdir()
-        write_partition(folder / ARTICLE, [p.article or _no_article(p) for p in prints],
-                        dataclasses.replace(layout, links=False, features=False, article=False),
-                        strings=False)
-        sync_dir(folder / ARTICLE)
-    with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
-        out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
-        sync(out)
+    """Write the documents of one partition into ``folder`` (:class:`PartitionWriter`)."""
+    writer = PartitionWriter(folder, layout, strings=strings)
+    try:
+        for p in prints:
+            writer.add(p)
+        writer.close()
+    finally:
+        writer.abort()
 
 
 def read_meta(folder: Path, columns: list[str] | None = None) -> pa.Table:
@@ -232,16 +345,27 @@ def stored_shingles(folder: Path) -> int:
 
 
 def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
-    """The shingle sets of ``rows`` (local indices) as (flat, CSR offsets), read through a
-    memory map that is dropped before returning (so resident pages do not accumulate)."""
+    """The shingle sets of ``rows`` (local indices) as (flat, CSR offsets), each read from the
+    file straight into its place (a memory map would count every page it touches, about the
+    whole file, in the process's resident memory while it is open)."""
     starts, ends = _set_bounds(folder, rows)
     out_offsets = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=out_offsets[1:])
-    mapped = read_array(folder / "shingles.npy", mmap=True)
-    flat = np.empty(int(out_offsets[-1]), dtype=np.uint64)
-    for index, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        flat[out_offsets[index]:out_offsets[index + 1]] = mapped[start:end]
+    path = folder / "shingles.npy"
+    mapped = read_array(path, mmap=True)  # checks the header; its data pages stay untouched
+    assert isinstance(mapped, np.memmap)
+    data, length = int(mapped.offset), int(mapped.shape[0])
     del mapped
+    if rows.size and (int(starts.min()) < 0 or int(ends.max()) > length):
+        raise CorruptDataError(f"{path}: shorter than the offsets beside it")
+    flat = np.empty(int(out_offsets[-1]), dtype=np.uint64)
+    with open(path, "rb", buffering=0) as source:
+        fd = source.fileno()
+        for start, low, high in zip(starts.tolist(), out_offsets[:-1].tolist(),
+                                    out_offsets[1:].tolist(), strict=True):
+            if high > low and os.preadv(fd, [flat[low:high].data], data + 8 * start) \
+                    != 8 * (high - low):
+                raise CorruptDataError(f"{path}: cut short")
     return flat, out_offsets
 
 

@@ -44,7 +44,7 @@ from neardup.store import durable
 from neardup.store.durable import TMP_SUFFIX, publish_dir
 
 __all__ = ["WorkDir", "drop_scratch", "full_disk", "naming_full_disks", "publish_dir",
-           "read_array", "read_identity", "write_array", "write_atomic", "write_concatenated"]
+           "read_array", "read_identity", "write_array", "write_atomic"]
 
 IDENTITY = "identity.json"
 
@@ -61,20 +61,6 @@ def write_array(path: Path, array: npt.NDArray[Any]) -> None:
     """Write one array as ``.npy`` (synced; the caller publishes its directory atomically)."""
     with open(path, "wb") as out:
         np.save(out, np.ascontiguousarray(array), allow_pickle=False)
-        durable.sync(out)
-
-
-def write_concatenated(path: Path, parts: Sequence[npt.NDArray[Any]], dtype: np.dtype[Any]
-                       ) -> None:
-    """Write the concatenation of 1-d ``parts`` as one ``.npy`` of ``dtype`` (the bytes
-    :func:`write_array` writes for it), one part after another: never concatenated in memory."""
-    length = sum(part.size for part in parts)
-    with open(path, "wb") as out:
-        header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
-                  "shape": (length,)}
-        np.lib.format.write_array_header_1_0(out, header)
-        for part in parts:
-            out.write(np.ascontiguousarray(part, dtype=dtype).data)
         durable.sync(out)
 
 

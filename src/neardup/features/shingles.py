@@ -14,7 +14,8 @@ import numpy as np
 from neardup._types import U8, U64
 from neardup.text.compiled import njit
 
-__all__ = ["distinct", "fmix64", "shingle_hashes", "shingle_set", "token_hashes"]
+__all__ = ["distinct", "fmix64", "shingle_hashes", "shingle_set", "shingle_set_of_tokens",
+           "token_hashes"]
 
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -97,3 +98,9 @@ def distinct(values: U64) -> U64:
 def shingle_set(canonical: bytes | str, width: int, seed: int = 0) -> U64:
     """The distinct w-shingle hashes of a canonical text, sorted: the set S(D, w)."""
     return distinct(shingle_hashes(canonical, width, seed))
+
+
+def shingle_set_of_tokens(tokens: U64, width: int, seed: int = 0) -> U64:
+    """The set S(D, w) from a canonical text's token hashes (``token_hashes`` of it, or the
+    second value of :func:`neardup.features.tokens.canonical_tokens`)."""
+    return distinct(_shingles(tokens, width, np.uint64(seed)))

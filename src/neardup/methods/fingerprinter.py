@@ -7,21 +7,20 @@ of shingle hashes used to verify candidate pairs.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any, Generic, overload
 
 from neardup._types import U64
 from neardup.config import DedupConfig, Extractor, MinHashConfig, SimHashMethod
 from neardup.document import Document
-from neardup.features.shingles import shingle_set
+from neardup.features.shingles import shingle_set_of_tokens
+from neardup.features.tokens import canonical_tokens
 from neardup.fingerprints.exact import exact_prints
 from neardup.fingerprints.simhash import SimHash
 from neardup.methods.joins import HammingTables
 from neardup.methods.prints import DocumentPrints, F, Prints, revisit_prints
 from neardup.methods.registry import join_of, near_method, signer_of
 from neardup.methods.unit import FeatureExtractor
-from neardup.text.canonical import canonical_bytes
 from neardup.text.extract import extract, require_extractor, views
 from neardup.text.html import decode_payload, parse_page
 from neardup.text.words import segment_thai
@@ -102,13 +101,15 @@ class Fingerprinter(Generic[F]):
         self.signer = signer_of(config)
         self.features = features if features is not None else _method_features(config)
         self.two_views = len(config.views) > 1
+        self.signs_verify_sets = self.signer is not None and \
+            config.of(MinHashConfig).shingles == config.verify_shingles
 
     def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
         """The min-hash signature; from the verification shingle set when the two shingle
         configs agree (the minimum over a set equals that over its bag: hashed once)."""
         if self.signer is None:
             return None
-        if self.config.of(MinHashConfig).shingles == self.config.verify_shingles:
+        if self.signs_verify_sets:
             return self.signer.of_shingles(shingles)
         return self.signer.of_canonical(canonical)
 
@@ -119,31 +120,35 @@ class Fingerprinter(Generic[F]):
         started = time.perf_counter()
         text, article, links = _page_texts(doc, self.config, self.two_views)
         extracted = time.perf_counter()
-        prints = self._prints(doc, text, links, features=True)
-        if article is not None:
-            prints = dataclasses.replace(prints, article=self._article(doc, article, prints))
-        return dataclasses.replace(prints, extract_seconds=extracted - started,
-                                   fingerprint_seconds=time.perf_counter() - extracted)
+        view = self._article(doc, article) if article is not None else None
+        return self._prints(doc, text, links, features=True, article=view,
+                            timed=(started, extracted))
 
-    def _article(self, doc: Document, text: str, full: Prints[F]) -> Prints[F] | None:
+    def _article(self, doc: Document, text: str) -> Prints[F] | None:
         """The prints of the article view; None when the page has no article (fewer than
         :data:`ARTICLE_TOKENS` tokens of article text)."""
         article = self._prints(doc, text, (), features=False)
         return article if article.tokens >= ARTICLE_TOKENS else None
 
-    def _prints(self, doc: Document, text: str, links: tuple[str, ...], *,
-                features: bool) -> Prints[F]:
-        canonical = canonical_bytes(text)
+    def _prints(self, doc: Document, text: str, links: tuple[str, ...], *, features: bool,
+                article: Prints[Any] | None = None,
+                timed: tuple[float, float] = (0.0, 0.0)) -> Prints[F]:
+        """The prints of one view (``article``: the page's article view); ``timed``: when the
+        extraction began and ended, to record with the fingerprinting's end (one dataclass
+        built per view: replacing fields costs more than the canonical form of a page)."""
+        canonical, tokens = canonical_tokens(text)
         verify = self.config.verify_shingles
-        shingles = shingle_set(canonical, verify.width, verify.seed)
+        shingles = shingle_set_of_tokens(tokens, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
         simhash = self.simhash.of_canonical(canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
         found = self.features(doc, text, canonical) if features and self.features else None
+        started, extracted = timed
         return Prints(
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
-            fetched=doc.fetched, length=len(doc.raw), text_chars=len(text),
-            tokens=canonical.count(b" ") + 1 if canonical else 0,
+            fetched=doc.fetched, length=len(doc.raw), text_chars=len(text), tokens=tokens.size,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
             simhash=simhash, signature=signature, shingles=shingles, features=found, links=links,
+            extract_seconds=extracted - started, article=article,
+            fingerprint_seconds=time.perf_counter() - extracted if timed[1] else 0.0,
         )
