@@ -5,7 +5,6 @@ scan of every stored sketch finds."""
 from __future__ import annotations
 
 import itertools
-
 import shutil
 from pathlib import Path
 
