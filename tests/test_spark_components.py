@@ -86,7 +86,7 @@ def _run(spark: SparkSession, tmp: Path, seed: int, bound: int) -> dict[str, Any
     folder = tmp / f"run-{seed}-{bound}"
     folder.mkdir()
     files, relations = _write(folder, graph, seed)
-    labels, report = label_components(spark, folder, graph[0], files, bound)
+    labels, report = label_components(spark.sparkContext, folder, graph[0], files, bound)
     want_labels, want_strongest = _expected(graph, relations)
     assert np.array_equal(np.asarray(labels), want_labels)
     assert np.array_equal(np.load(folder / "strongest.npy"), want_strongest)
