@@ -1,20 +1,27 @@
-"""Spark standalone cluster: ``dedup --engine spark --spark-master spark://127.0.0.1:PORT`` beside
-the local engine.
+"""Spark standalone cluster (or ``local[2]``): ``dedup --engine spark`` beside the local engine.
 
 A master and two workers (``--cores 1 --memory 1g`` each: the 2 cores of this machine) are
 started with PySpark's ``spark-class`` (``tests/standalone.py``, the test suite's helper), the
 driver runs as the CLI does (its own process, ``spark.driver.memory 1g``, set in a
-``spark-defaults.conf`` through ``SPARK_CONF_DIR``). The corpus is the engine benchmark's
-(``scale_corpus.py``, made once under benchmarks/work/). For each method, the local engine
+``spark-defaults.conf`` through ``SPARK_CONF_DIR``). ``--master local[2]`` runs Spark in the
+driver's JVM instead (no cluster; results in benchmarks/results/spark.json). The corpus is the
+engine benchmark's (``scale_corpus.py``, made once under ``--work``, by default
+benchmarks/work/; give a folder outside the repository for 1M documents). For each method, the
+local engine
 (``--workers 2``) and the cluster run as whole processes, interleaved, ``--repeat`` times;
 recorded per run: wall seconds, CPU seconds of the process tree (for the cluster: the driver's
 tree plus the two workers' trees, i.e. the executors and their Python workers, sampled from /proc
 every 50 ms), peak RSS of those trees, the summary's stage seconds, what Spark retried, the
 component rounds, and the load average before and after. The tables must be identical. The
-cluster's own start (about 30 s) is not counted. Results go to
-benchmarks/results/spark_cluster.json, keyed by size.
+cluster's own start (about 30 s) is not counted. Each Spark run writes Spark's event log, from
+which ``spark_eventlog.py`` splits its wall (start-up before the context, executors, the jobs,
+the stages on the driver, the stop: ``overhead`` in each run's record). Results go to
+benchmarks/results/spark_cluster.json (standalone) or spark.json (``local[2]``), keyed by size,
+master and ``--label``.
 
     python benchmarks/spark_cluster.py --documents 100000 --methods minhash
+    python benchmarks/spark_cluster.py --documents 1000000 --work /work/scratch/bench \
+        --master 'local[2]'
 """
 
 from __future__ import annotations
@@ -34,11 +41,13 @@ from typing import Any
 from common import BENCHMARKS_DIR, RESULTS_DIR, TreeSampler, environment, load_average
 from scale_corpus import make_corpus
 from spark import NEARDUP, WORK, same_tables
+from spark_eventlog import split
 
 sys.path.insert(0, str(BENCHMARKS_DIR.parent / "tests"))
 from standalone import Standalone, daemon_environment, standalone_cluster
 
 RESULTS = RESULTS_DIR / "spark_cluster.json"
+LOCAL_RESULTS = RESULTS_DIR / "spark.json"
 
 
 def _tick(roots: list[int], cpu: dict[int, float]) -> int:
@@ -79,43 +88,61 @@ def measure(command: list[str], env: dict[str, str], cluster: Standalone | None
             "peak_tree_rss_mb": round(peak / 2**20, 1), "processes": len(cpu)}
 
 
-def run(engine: str, corpus: Path, method: str, memory: str,
-        cluster: Standalone) -> dict[str, Any]:
+def _spark_conf(events: Path) -> dict[str, str]:
+    """``SPARK_CONF_DIR`` of a Spark run: the driver's memory, and an uncompressed event log
+    in ``events``."""
+    conf = Path(tempfile.mkdtemp(prefix="spark-conf-"))
+    (conf / "spark-defaults.conf").write_text(
+        "spark.driver.memory 1g\n"
+        f"spark.eventLog.enabled true\nspark.eventLog.dir {events.as_uri()}\n"
+        "spark.eventLog.compress false\nspark.eventLog.rolling.enabled false\n")
+    return {"SPARK_CONF_DIR": str(conf)}
+
+
+def run(engine: str, corpus: Path, method: str, memory: str, master: str,
+        cluster: Standalone | None) -> dict[str, Any]:
     out = WORK / f"spark-bench-{engine}-{method}"  # as benchmarks/spark.py names them
     shutil.rmtree(out, ignore_errors=True)
     before = load_average()
     command = [NEARDUP, "dedup", str(corpus), "--out", str(out), "--method", method,
                "--memory-limit", memory, "--quiet", "--work", str(out / "work")]
     env = dict(os.environ)
+    events = out.with_name(out.name + "-events")
     if engine == "spark":
-        command += ["--engine", "spark", "--spark-master", cluster.master]
-        conf = Path(tempfile.mkdtemp(prefix="spark-conf-"))
-        (conf / "spark-defaults.conf").write_text("spark.driver.memory 1g\n")
-        env = {**daemon_environment(cluster.folder), "SPARK_CONF_DIR": str(conf)}
+        shutil.rmtree(events, ignore_errors=True)
+        events.mkdir(parents=True)
+        command += ["--engine", "spark", "--spark-master", cluster.master if cluster else master]
+        env = {**(daemon_environment(cluster.folder) if cluster else env), **_spark_conf(events)}
     else:
         command += ["--workers", "2"]
+    launched = time.time()
     timing = measure(command, env, cluster if engine == "spark" else None)
+    overhead = (split(events, launched, launched + timing["wall_s"], out / "summary.json")
+                if engine == "spark" else None)
+    shutil.rmtree(events, ignore_errors=True)
     summary = json.loads((out / "summary.json").read_text())
     shutil.rmtree(out / "work", ignore_errors=True)  # the tables stay, for the comparison
     spark = summary["engine"].get("spark", {})
     return {**timing, "stage_seconds": summary["seconds"], "documents": summary["documents"],
             "clusters": summary["clusters"], "duplicates": summary["duplicates"],
             "retries": spark.get("retries"), "components": spark.get("components"),
-            "load_average_before": before, "load_average": load_average()}
+            "overhead": overhead, "load_average_before": before, "load_average": load_average()}
 
 
-def compare(corpus: Path, method: str, repeat: int, memory: str,
-            cluster: Standalone) -> dict[str, Any]:
+def compare(corpus: Path, method: str, repeat: int, memory: str, master: str,
+            cluster: Standalone | None) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {"local": [], "spark": []}
     identical = []
     for _ in range(repeat):
         for engine in ("local", "spark"):
-            runs[engine].append(run(engine, corpus, method, memory, cluster))
+            runs[engine].append(run(engine, corpus, method, memory, master, cluster))
         identical.append(same_tables(method))
     medians = {engine: {key: statistics.median(r[key] for r in found)
                         for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")}
                for engine, found in runs.items()}
     ratio = round(medians["spark"]["wall_s"] / medians["local"]["wall_s"], 2)
+    for engine in runs:
+        shutil.rmtree(WORK / f"spark-bench-{engine}-{method}", ignore_errors=True)
     return {"runs": runs, "median": medians, "wall_ratio": ratio,
             "identical_tables": all(identical)}
 
@@ -127,27 +154,53 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--memory-limit", default="2G")
     parser.add_argument("--label", default="", help="results key suffix (e.g. quiet, loaded)")
+    parser.add_argument("--master", default="standalone",
+                        help="standalone (a cluster started here) or a Spark master URL such "
+                             "as local[2]")
+    parser.add_argument("--work", type=Path, default=WORK,
+                        help="folder of the corpora and the runs' outputs")
     args = parser.parse_args()
-    WORK.mkdir(parents=True, exist_ok=True)
+    _work(args.work)
     corpus = WORK / f"scale-{args.documents}"
     make_corpus(corpus, args.documents)
-    daemons = Path(tempfile.mkdtemp(prefix="standalone-"))
-    with standalone_cluster(daemons) as cluster:
-        found = {method: compare(corpus, method, args.repeat, args.memory_limit, cluster)
-                 for method in args.methods.split(",")}
-    shutil.rmtree(daemons, ignore_errors=True)
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results[str(args.documents) + (f"-{args.label}" if args.label else "")] = {
-        "documents": args.documents, "cluster": "standalone, 2 workers x 1 core x 1 GiB",
+    found = _compare_all(corpus, args)
+    path = RESULTS if args.master == "standalone" else LOCAL_RESULTS
+    results = json.loads(path.read_text()) if path.exists() else {}
+    cluster = ("standalone, 2 workers x 1 core x 1 GiB" if args.master == "standalone"
+               else args.master)
+    results[f"{args.documents}-{args.master}" + (f"-{args.label}" if args.label else "")] = {
+        "documents": args.documents, "cluster": cluster,
         "methods": found, "cores": os.cpu_count(),
         "environment": environment(["neardup", "pyspark"]),
         "load_average_after": load_average()}
-    temporary = RESULTS.with_suffix(".tmp")
+    temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(results, indent=2) + "\n")
-    os.replace(temporary, RESULTS)
+    os.replace(temporary, path)
     for method, entry in found.items():
         print(method, json.dumps(entry["median"]), "wall ratio:", entry["wall_ratio"],
               "identical:", entry["identical_tables"], flush=True)
+
+
+def _work(folder: Path) -> None:
+    """Corpora and outputs in ``folder`` (here and in :mod:`spark`, whose helpers read it)."""
+    global WORK
+    import spark
+
+    folder.mkdir(parents=True, exist_ok=True)
+    WORK = spark.WORK = folder.resolve()
+
+
+def _compare_all(corpus: Path, args: argparse.Namespace) -> dict[str, Any]:
+    methods = args.methods.split(",")
+    if args.master != "standalone":
+        return {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
+                                None) for method in methods}
+    daemons = Path(tempfile.mkdtemp(prefix="standalone-"))
+    with standalone_cluster(daemons) as cluster:
+        found = {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
+                                 cluster) for method in methods}
+    shutil.rmtree(daemons, ignore_errors=True)
+    return found
 
 
 if __name__ == "__main__":

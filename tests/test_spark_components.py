@@ -17,6 +17,7 @@ from neardup.cluster.unionfind import components
 from neardup.engine.pairfiles import PAIR
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 pytest.importorskip("pyspark", reason="the spark extra (PySpark) is not installed")
@@ -79,14 +80,14 @@ def _expected(graph: Graph, relations: I8) -> tuple[Any, Any]:
     return components(count, a, b), strongest
 
 
-def _run(spark: SparkSession, tmp: Path, seed: int, bound: int) -> dict[str, Any]:
+def _run(context: SparkContext, tmp: Path, seed: int, bound: int) -> dict[str, Any]:
     from neardup.engine.spark.components import label_components
 
     graph = _graph(seed)
     folder = tmp / f"run-{seed}-{bound}"
     folder.mkdir()
     files, relations = _write(folder, graph, seed)
-    labels, report = label_components(spark, folder, graph[0], files, bound)
+    labels, report = label_components(context, folder, graph[0], files, bound)
     want_labels, want_strongest = _expected(graph, relations)
     assert np.array_equal(np.asarray(labels), want_labels)
     assert np.array_equal(np.load(folder / "strongest.npy"), want_strongest)
@@ -97,7 +98,7 @@ def _run(spark: SparkSession, tmp: Path, seed: int, bound: int) -> dict[str, Any
 
 @pytest.mark.slow
 def test_rounds_on_spark_only(spark: SparkSession, tmp_path: Path) -> None:
-    report = _run(spark, tmp_path, 1, 0)
+    report = _run(spark.sparkContext, tmp_path, 1, 0)
     assert report["open_edges"][-1] == 0 and report["driver_edges"] == 0
     assert report["rounds"] >= 3  # the long path needs several rounds
     assert report["rounds"] <= 2 * int(np.log2(600)) + 2  # and converges in O(log n)
@@ -109,19 +110,19 @@ def test_rounds_on_spark_only(spark: SparkSession, tmp_path: Path) -> None:
 def test_small_remainder_finished_on_driver(spark: SparkSession, tmp_path: Path) -> None:
     """With a bound below the graph's edges, Spark runs rounds until the open edges fit (the
     150-node path cannot finish in one round), and the driver's union-find finishes them."""
-    report = _run(spark, tmp_path, 2, 300)
+    report = _run(spark.sparkContext, tmp_path, 2, 300)
     assert report["open_edges"][0] > 300
     assert report["rounds"] >= 1
     assert 0 < report["driver_edges"] <= 300
 
 
 class _NoSpark:
-    """Stands for the Spark session where none may be used: any use fails the test."""
+    """Stands for the Spark context where none may be used: any use fails the test."""
 
     def __getattr__(self, name: str) -> Any:
-        raise AssertionError(f"Spark was used (session.{name})")
+        raise AssertionError(f"Spark was used (context.{name})")
 
 
 def test_few_pairs_never_start_spark(tmp_path: Path) -> None:
-    report = _run(cast("SparkSession", _NoSpark()), tmp_path, 4, 10_000)
+    report = _run(cast("SparkContext", _NoSpark()), tmp_path, 4, 10_000)
     assert report["rounds"] == 0 and report["driver_edges"] == report["pairs"]

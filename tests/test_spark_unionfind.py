@@ -53,7 +53,7 @@ def _labels(spark: SparkSession, folder: Path, graph: Graph) -> dict[str, Any]:
     records = np.zeros(a.size, dtype=PAIR)
     records["a"], records["b"] = a, b
     records.tofile(folder / "pairs.bin")
-    labels, report = label_components(spark, folder, count, [folder / "pairs.bin"], 0)
+    labels, report = label_components(spark.sparkContext, folder, count, [folder / "pairs.bin"], 0)
     assert np.array_equal(np.asarray(labels), components(count, a, b))
     assert report["pairs"] == a.size and report["driver_edges"] == 0
     assert report["open_edges"][-1] == 0

@@ -48,9 +48,11 @@ from neardup.cluster.unionfind import flatten, union_into
 from neardup.engine.clusters import Components, pair_blocks
 from neardup.engine.pairfiles import PAIR
 from neardup.engine.run import EngineOptions
+from neardup.engine.spark.session import sql_session
 from neardup.engine.workdir import write_atomic
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["driver_bound", "label_components", "spark_components"]
@@ -243,10 +245,13 @@ def _on_spark(session: SparkSession, folder: Path, labels: npt.NDArray[Any],
                         "driver": round(time.perf_counter() - ran, 3)}}
 
 
-def label_components(session: SparkSession, folder: Path, count: int, files: list[Path],
-                     driver_edges: int) -> tuple[npt.NDArray[Any], dict[str, Any]]:
+def label_components(context: SparkContext, folder: Path, count: int, files: list[Path],
+                     driver_edges: int, partitions: int | None = None
+                     ) -> tuple[npt.NDArray[Any], dict[str, Any]]:
     """``labels.npy`` and ``strongest.npy`` in ``folder`` for ``count`` docs and the pair
-    ``files``; returns the labels (memory-mapped) and the stage's report."""
+    ``files``; returns the labels (memory-mapped) and the stage's report. The rounds on Spark
+    run in the SQL session of ``context`` (made then, with ``partitions`` shuffle partitions,
+    if none is open)."""
     began = time.perf_counter()
     labels, strongest = _arrays(folder, count)
     pairs = sum(path.stat().st_size // PAIR.itemsize for path in files if path.exists())
@@ -254,8 +259,8 @@ def label_components(session: SparkSession, folder: Path, count: int, files: lis
         _on_driver(np.asarray(labels), np.asarray(strongest), files)
         report: dict[str, Any] = {"open_edges": [pairs], "rounds": 0, "driver_edges": pairs}
     else:
-        report = _on_spark(session, folder, np.asarray(labels), np.asarray(strongest), files,
-                           driver_edges)
+        report = _on_spark(sql_session(context, partitions), folder, np.asarray(labels),
+                           np.asarray(strongest), files, driver_edges)
     flatten(np.asarray(labels))
     labels.flush()
     strongest.flush()
@@ -267,11 +272,12 @@ def label_components(session: SparkSession, folder: Path, count: int, files: lis
     return labels, report
 
 
-def spark_components(session: SparkSession, budget: int | None = None) -> Components:
+def spark_components(context: SparkContext, budget: int | None = None,
+                     partitions: int | None = None) -> Components:
     """The cluster stage's components on Spark (a drop-in for its union-find); the driver
     finishes at most :func:`driver_bound` (``budget``) edges."""
     bound = driver_bound(budget)
 
     def run(folder: Path, count: int, files: list[Path]) -> npt.NDArray[Any]:
-        return label_components(session, folder, count, files, bound)[0]
+        return label_components(context, folder, count, files, bound, partitions)[0]
     return run

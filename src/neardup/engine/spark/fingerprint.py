@@ -12,6 +12,12 @@ turn (many small files make many small tasks). The lines of a dealt block go to 
 through a file of the work directory (``fingerprint/lines``, removed once its wave is done), not
 through the driver's JVM, whose memory then holds no document. Inputs given as URIs are read
 through Spark instead (:mod:`neardup.engine.spark.sources`).
+
+Each task of a wave is a Spark task of its own, so that Spark hands the next one to whichever
+core is free, as the local engine's pool does: with a few Spark tasks of several splits each, the
+work was dealt before it ran: nine splits (eight files and a file of labels, skipped) made four
+Spark tasks of 2, 2, 2 and 3 splits, so one core ran five files while the other ran three. A
+Spark task costs milliseconds with the Python workers reused.
 """
 
 from __future__ import annotations
@@ -22,11 +28,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neardup.engine.fingerprint import STAGE, BlockTask, FingerprintJob, partition_name
+from neardup.engine.spark.session import sql_session
 from neardup.methods.workers import Mapper
 from neardup.sources.lineblocks import LineBlock
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext
 
     from neardup.engine.spark.inputs import RemoteFile
 
@@ -50,13 +57,12 @@ def _waves(tasks: Iterator[Any], most: int) -> Iterator[list[Any]]:
         yield wave
 
 
-def spark_mapper(session: SparkSession, remote: dict[str, RemoteFile] | None = None,
+def spark_mapper(context: SparkContext, remote: dict[str, RemoteFile] | None = None,
                  partitions: int = 2) -> Callable[[int], Mapper]:
     """A mapper for :func:`neardup.engine.fingerprint.run_fingerprint` whose tasks run on Spark
     (the ``workers`` argument of the local mapper is ignored: Spark's parallelism counts). The
     splits of ``remote`` files (URI inputs) are read through Spark
     (:func:`neardup.engine.spark.sources.read_remote`, shuffling into ``partitions``)."""
-    context = session.sparkContext
     cores = max(1, context.defaultParallelism)
     remote = remote or {}
 
@@ -65,8 +71,7 @@ def spark_mapper(session: SparkSession, remote: dict[str, RemoteFile] | None = N
             held: list[FingerprintJob] = []
             local = (task for task in tasks if not _held(task, remote, held))
             for wave in _waves(map(_spooled, local), WAVE_TASKS * cores):
-                slices = min(len(wave), 2 * cores)
-                yield from context.parallelize(wave, slices).map(
+                yield from context.parallelize(wave, len(wave)).map(
                     partial(_unspooled, function)).collect()
                 for task in wave:
                     if isinstance(task, BlockTask) and task.block.spool is not None:
@@ -74,7 +79,8 @@ def spark_mapper(session: SparkSession, remote: dict[str, RemoteFile] | None = N
             if held:
                 from neardup.engine.spark.sources import read_remote
 
-                yield from read_remote(session, held, remote, partitions)
+                yield from read_remote(sql_session(context, partitions), held, remote,
+                                       partitions)
         return run
     return make
 

@@ -51,7 +51,7 @@ def _near(context: SparkContext, partitions: int, config: DedupConfig, catalog: 
                                                 content)
     (folder / "verified").mkdir()
     scored = verify_pairs(context, config, catalog, content, blocks, partitions,
-                          folder / "verified")
+                          folder / "verified", budget)
     candidates, verified = write_verified(scored, folder / "verified", folder / "pairs.bin")
     return {"candidates": candidates, "verified": verified, "rejected": candidates - verified,
             "verification": config.verification, **parameters,

@@ -24,17 +24,18 @@ from neardup.engine.run import EngineOptions, Executor, run_engine
 from neardup.engine.spark.components import spark_components
 from neardup.engine.spark.failure import as_job_error
 from neardup.engine.spark.fingerprint import spark_mapper
-from neardup.engine.spark.inputs import RemoteFile, resolve_inputs
+from neardup.engine.spark.inputs import RemoteFile, Resolved, is_uri, resolve_inputs
 from neardup.engine.spark.near import spark_near
 from neardup.engine.spark.retries import RetryWatch
-from neardup.engine.spark.session import spark_session
+from neardup.engine.spark.session import spark_context, sql_session
 from neardup.engine.workdir import write_atomic
 from neardup.sources.context import Media
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-__all__ = ["SparkOptions", "run_in_session", "run_spark", "spark_executor"]
+__all__ = ["SparkOptions", "run_in_context", "run_in_session", "run_spark", "spark_executor"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -53,17 +54,16 @@ class SparkOptions:
             raise ValueError(f"SparkOptions.partitions={self.partitions!r}: must be >= 1")
 
 
-def spark_executor(session: SparkSession, partitions: int,
+def spark_executor(context: SparkContext, partitions: int,
                    remote: dict[str, RemoteFile] | None = None,
                    budget: int | None = None) -> Executor:
-    """The stages of a run on ``session``, shuffling into ``partitions`` partitions (``remote``:
+    """The stages of a run on ``context``, shuffling into ``partitions`` partitions (``remote``:
     the files of the URI inputs, read through Spark; ``budget``: the run's in-memory bytes,
     which bound the component edges the driver finishes itself)."""
-    context = session.sparkContext
     stamps = {uri: file.stamp for uri, file in (remote or {}).items() if file.stamp is not None}
-    return Executor("spark", spark_mapper(session, remote, partitions),
+    return Executor("spark", spark_mapper(context, remote, partitions),
                     spark_near(context, partitions),
-                    spark_components(session, budget),
+                    spark_components(context, budget, partitions),
                     {"master": context.master, "parallelism": context.defaultParallelism,
                      "partitions": partitions}, stamps)
 
@@ -76,27 +76,35 @@ def run_spark(inputs: list[str], out: Path, config: DedupConfig, options: Engine
     raises :class:`SparkJobError` with one line naming its cause."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
-        with spark_session(spark.master, spark.partitions, dict(spark.settings)) as session:
-            return run_in_session(session, inputs, out, config, options, spark.partitions,
+        with spark_context(spark.master, spark.partitions, dict(spark.settings)) as context:
+            return run_in_context(context, inputs, out, config, options, spark.partitions,
                                   media=media, fmt=fmt, progress=progress, against=against)
 
 
 def run_in_session(session: SparkSession, inputs: list[str], out: Path, config: DedupConfig,
                    options: EngineOptions, partitions: int | None = None,
                    **keywords: Any) -> dict[str, Any]:
-    """:func:`run_spark` on a session already open (``keywords``: those of ``run_engine``).
+    """:func:`run_in_context` on the context of a session already open."""
+    return run_in_context(session.sparkContext, inputs, out, config, options, partitions,
+                          **keywords)
+
+
+def run_in_context(context: SparkContext, inputs: list[str], out: Path, config: DedupConfig,
+                   options: EngineOptions, partitions: int | None = None,
+                   **keywords: Any) -> dict[str, Any]:
+    """:func:`run_spark` on a context already open (``keywords``: those of ``run_engine``).
     Inputs may be URIs and globs of any file system Spark reads
     (:mod:`neardup.engine.spark.inputs`); the summary lists the inputs as given."""
-    parallelism = session.sparkContext.defaultParallelism
+    parallelism = context.defaultParallelism
     partitions = partitions or 2 * parallelism
-    session.conf.set("spark.sql.shuffle.partitions", str(partitions))
     options = dataclasses.replace(options, workers=max(1, parallelism))
-    watch = RetryWatch(session.sparkContext)
+    watch = RetryWatch(context)
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "PySpark does not yet fully support", FutureWarning)
-            resolved = resolve_inputs(session, inputs)
-            executor = spark_executor(session, partitions, resolved.remote, options.budget)
+            resolved = (resolve_inputs(sql_session(context, partitions), inputs)
+                        if any(is_uri(path) for path in inputs) else Resolved(tuple(inputs)))
+            executor = spark_executor(context, partitions, resolved.remote, options.budget)
             summary = run_engine(list(resolved.paths), out, config, options, executor=executor,
                                  **keywords)
     except Exception as error:

@@ -1,15 +1,21 @@
 """Stage 5 on Spark: candidate pairs joined with the shingle sets of their documents, scored.
 
-The candidate blocks are keyed by the fingerprint partition of their first document and
-shuffled, so that one task verifies the pairs of one partition: it makes them unique (every
-copy of a pair has the same first document, so all meet there), reads the shingle sets (the
-content sets when templates are pruned), simhashes and signatures of the pairs' documents from
-their partitions with :func:`neardup.engine.kernels.gather_sets`, and scores each pair with
-:func:`neardup.methods.near.scored_pairs`, as the local engine does. Pairs below the
-resemblance floor are dropped and counted. Each task writes its verified pair records into its
-own file of the work directory (temporary name, synced, renamed: a retried task writes the same
-file) and returns only its counts; the driver appends the files into ``near/pairs.bin``. One
-Spark job, and no pair through the driver's Python.
+The candidate blocks are keyed by a range of first documents (as many ranges of equal document
+counts as shuffle partitions) and shuffled, so that one task verifies the pairs of one range: it
+makes them unique (every copy of a pair has the same first document, so all meet there), and, in
+blocks of pairs sized as the local engine's (its memory budget over a pair's sets), reads the
+shingle sets (the content sets when templates are pruned), simhashes and signatures of the
+pairs' documents from their partitions with :func:`neardup.engine.kernels.gather_sets`, and
+scores each pair with :func:`neardup.methods.near.scored_pairs`, as the local engine does. Pairs
+below the resemblance floor are dropped and counted. Each task writes its verified pair records
+into its own file of the work directory (temporary name, synced, renamed: a retried task writes
+the same file) and returns only its counts; the driver appends the files into
+``near/pairs.bin``. One Spark job, and no pair through the driver's Python.
+
+A scoring call costs a fixed second or two on top of its pairs (it reads from every partition
+its pairs touch, and the second documents are anywhere): keyed by the fingerprint partition of
+the first document, a run of 1M documents made 104 calls of a few hundred pairs each, 110 s of
+tasks for 40,691 candidates, against the local engine's four.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.config import DedupConfig
-from neardup.engine.buckets import append_files
+from neardup.config import DedupConfig, MinHashConfig
+from neardup.engine.buckets import append_files, block_bytes
 from neardup.engine.catalog import Catalog
 from neardup.engine.kernels import verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
+from neardup.engine.verify import _mean_set_bytes
+from neardup.methods.registry import signer_of
 from neardup.store.durable import sync
 
 if TYPE_CHECKING:
@@ -37,8 +45,16 @@ if TYPE_CHECKING:
 
 __all__ = ["verify_pairs", "write_verified"]
 
-BLOCK = 200_000
-"""Pairs scored at once by a task."""
+SMALLEST_BLOCK = 1024
+"""Pairs scored at once by a task, at least (the local engine's floor)."""
+
+
+def _block(config: DedupConfig, catalog: Catalog, budget: int) -> int:
+    """Pairs scored at once: as many as the local engine's block of ``budget`` holds (both
+    documents' sets and signatures, and scoring's copies)."""
+    signature = 8 * config.of(MinHashConfig).num_perm if signer_of(config) is not None else 0
+    per_pair = 2 * (_mean_set_bytes(catalog) + signature) + 2 * signature
+    return max(SMALLEST_BLOCK, int(block_bytes(budget) / per_pair))
 
 
 def _score(config: DedupConfig, catalog: Catalog, content: ContentReader,
@@ -63,14 +79,17 @@ def _write(path: Path, records: Iterable[npt.NDArray[Any]]) -> int:
 
 def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
                  content: ContentReader, candidates: RDD[npt.NDArray[Any]], partitions: int,
-                 folder: Path) -> RDD[tuple[int, int]]:
-    """(candidates scored, verified) per fingerprint partition of the candidate pairs' first
-    documents; each task writes its verified records to ``folder/NNNNN.bin``."""
-    starts = catalog.starts()
+                 folder: Path, budget: int) -> RDD[tuple[int, int]]:
+    """(candidates scored, verified) per range of the candidate pairs' first documents (one per
+    shuffle partition); each task writes its verified records to ``folder/NNNNN.bin``, scored
+    in blocks that the memory ``budget`` holds."""
+    ranges = max(1, min(partitions, catalog.documents))
+    documents = max(1, catalog.documents)
     reader = context.broadcast(content)
+    block_pairs = _block(config, catalog, budget)
 
-    def by_part(block: npt.NDArray[Any]) -> Iterator[tuple[int, npt.NDArray[Any]]]:
-        which = np.searchsorted(starts, block["a"], side="right") - 1
+    def by_range(block: npt.NDArray[Any]) -> Iterator[tuple[int, npt.NDArray[Any]]]:
+        which = block["a"].astype(np.int64) * ranges // documents
         for index in np.unique(which).tolist():
             yield index, block[which == index]
 
@@ -79,14 +98,15 @@ def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
         counts = [0]
 
         def scored() -> Iterator[npt.NDArray[Any]]:
-            for start in range(0, pairs.size, BLOCK):
-                count, records = _score(config, catalog, reader.value, pairs[start:start + BLOCK])
+            for start in range(0, pairs.size, block_pairs):
+                count, records = _score(config, catalog, reader.value,
+                                        pairs[start:start + block_pairs])
                 counts[0] += count
                 yield records
         verified = _write(folder / f"{group[0]:06d}.bin", scored())
         yield counts[0], verified
 
-    return candidates.flatMap(by_part).groupByKey(partitions).flatMap(score)
+    return candidates.flatMap(by_range).groupByKey(partitions).flatMap(score)
 
 
 def write_verified(scored: RDD[tuple[int, int]], folder: Path, path: Path) -> tuple[int, int]:
