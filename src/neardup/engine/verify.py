@@ -35,7 +35,7 @@ from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
 from neardup.methods.registry import signer_of
 
-__all__ = ["pairs_of_new", "verify_candidates"]
+__all__ = ["SMALLEST_BLOCK", "pairs_of_new", "pairs_per_block", "verify_candidates"]
 
 _OLD = [0]
 
@@ -49,6 +49,18 @@ def pairs_of_new(old: int) -> Iterator[None]:
         yield
     finally:
         _OLD.pop()
+
+
+SMALLEST_BLOCK = 1024
+"""Pairs scored at once by a task, at least."""
+
+
+def pairs_per_block(config: DedupConfig, catalog: Catalog, budget: int) -> int:
+    """Pairs scored at once within ``budget``: both documents' sets and signatures, and
+    scoring's copies of the signatures, per pair."""
+    signature = 8 * config.of(MinHashConfig).num_perm if signer_of(config) is not None else 0
+    per_pair = 2 * (_mean_set_bytes(catalog) + signature) + 2 * signature
+    return max(SMALLEST_BLOCK, int(block_bytes(budget) / per_pair))
 
 
 def _mean_set_bytes(catalog: Catalog) -> float:
@@ -91,9 +103,7 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
     if _OLD[-1] and (content is None or not content.active):
         candidates = _touching_new(candidates, total, _OLD[-1])
         total = candidates.stat().st_size // CANDIDATE.itemsize
-    signature = 8 * config.of(MinHashConfig).num_perm if signer_of(config) is not None else 0
-    per_pair = 2 * (_mean_set_bytes(catalog) + signature) + 2 * signature  # + scoring's copies
-    per_block = max(1024, int(block_bytes(budget) / per_pair))
+    per_block = pairs_per_block(config, catalog, budget)
     if bucket_workers() > 1:  # at least two blocks per worker
         per_block = max(256, min(per_block, -(-total // (2 * bucket_workers()))))
     tasks = [_Block(config, catalog, candidates, start, min(per_block, total - start), content,

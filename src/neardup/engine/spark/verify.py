@@ -30,32 +30,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from neardup.config import DedupConfig, MinHashConfig
-from neardup.engine.buckets import append_files, block_bytes
+from neardup.config import DedupConfig
+from neardup.engine.buckets import append_files
 from neardup.engine.catalog import Catalog
 from neardup.engine.kernels import verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
-from neardup.engine.verify import _mean_set_bytes
-from neardup.methods.registry import signer_of
+from neardup.engine.verify import pairs_per_block
 from neardup.store.durable import sync
 
 if TYPE_CHECKING:
     from pyspark import RDD, SparkContext
 
 __all__ = ["verify_pairs", "write_verified"]
-
-SMALLEST_BLOCK = 1024
-"""Pairs scored at once by a task, at least (the local engine's floor)."""
-
-
-def _block(config: DedupConfig, catalog: Catalog, budget: int) -> int:
-    """Pairs scored at once: as many as the local engine's block of ``budget`` holds (both
-    documents' sets and signatures, and scoring's copies)."""
-    signature = 8 * config.of(MinHashConfig).num_perm if signer_of(config) is not None else 0
-    per_pair = 2 * (_mean_set_bytes(catalog) + signature) + 2 * signature
-    return max(SMALLEST_BLOCK, int(block_bytes(budget) / per_pair))
-
 
 def _score(config: DedupConfig, catalog: Catalog, content: ContentReader,
            block: npt.NDArray[Any]) -> tuple[int, npt.NDArray[Any]]:
@@ -86,7 +73,7 @@ def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
     ranges = max(1, min(partitions, catalog.documents))
     documents = max(1, catalog.documents)
     reader = context.broadcast(content)
-    block_pairs = _block(config, catalog, budget)
+    block_pairs = pairs_per_block(config, catalog, budget)
 
     def by_range(block: npt.NDArray[Any]) -> Iterator[tuple[int, npt.NDArray[Any]]]:
         which = block["a"].astype(np.int64) * ranges // documents
