@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -284,3 +285,28 @@ def test_a_damaged_tally_or_counted_row_is_refused_on_open_naming_it(tmp_path: P
         assert db.execute("UPDATE counted SET crc = crc + 1 WHERE doc = 12").rowcount == 1
     with pytest.raises(CorruptDataError, match=r"meta.sqlite: table counted, row 12"):
         open_store(copy, read_only=True)
+
+
+def test_a_tallys_remembered_spans_give_the_counts_found_afresh(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pages_of with a segment's span memory (kept, and forgotten when full) answers as a
+    search of the whole tally does."""
+    from neardup.store import tallies
+
+    monkeypatch.setattr(tallies, "SPANS_KEPT", 5)
+    rng = np.random.default_rng(3)
+    hosts = rng.integers(0, 12, size=4_000, dtype=np.int64)
+    kinds = rng.integers(0, 2, size=4_000, dtype=np.int64)
+    values = rng.integers(0, 300, size=4_000, dtype=np.int64)
+    tally = tallies.tally_of(hosts, kinds, values)
+    spans: tallies.Spans = {}
+    for _ in range(3):
+        for host in range(13):
+            for kind in (0, 1):
+                wanted = np.unique(rng.integers(0, 310, size=40, dtype=np.int64))
+                expected = [int(np.sum((hosts == host) & (kinds == kind) & (values == v)))
+                            for v in wanted]
+                remembered = tallies.pages_of(tally, host, kind, wanted, spans)
+                assert remembered.tolist() == expected
+                assert np.array_equal(remembered, tallies.pages_of(tally, host, kind, wanted))
+                assert len(spans) <= 5

@@ -65,7 +65,10 @@ def _span(column: I64, key: int, begin: int, end: int) -> tuple[int, int]:
 
 
 Spans = dict[tuple[int, int], tuple[int, int]]
-"""The rows of each (host, kind) in an immutable tally, as they are looked up."""
+"""The rows of each (host, kind) in an immutable tally, as they are looked up..."""
+SPANS_KEPT = 1 << 16
+"""... at most this many per tally (then forgotten and found again: a store of millions of
+hosts keeps a few MB of them per segment)."""
 
 
 def pages_of(tally: Tally, host: int, kind: int, wanted: I64, spans: Spans | None = None
@@ -79,6 +82,8 @@ def pages_of(tally: Tally, host: int, kind: int, wanted: I64, spans: Spans | Non
         begin, end = _span(hosts, host, 0, int(hosts.size))
         found = _span(kinds, kind, begin, end)
         if spans is not None:
+            if len(spans) >= SPANS_KEPT:
+                spans.clear()
             spans[(host, kind)] = found
     begin, end = found
     if begin == end or not wanted.size:
