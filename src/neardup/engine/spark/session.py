@@ -118,19 +118,8 @@ def sql_session(context: SparkContext, partitions: int | None = None) -> SparkSe
 @contextmanager
 def spark_session(master: str = "local[2]", partitions: int | None = None,
                   settings: dict[str, str] | None = None) -> Iterator[SparkSession]:
-    """A Spark session on ``master``, stopped on exit. ``partitions`` sets the shuffle partition
-    count; ``settings`` are further ``spark.*`` options."""
-    _check_runtime()
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder
-    for key, value in _settings(master, partitions, settings).items():
-        builder = builder.config(key, value)
-    try:
-        session = builder.getOrCreate()
-    except Exception as error:
-        raise _started(master, error) from error
-    try:
-        yield session
-    finally:
-        session.stop()
+    """A Spark session on ``master`` (the context of :func:`spark_context` with its SQL
+    session), stopped on exit. ``partitions`` sets the shuffle partition count; ``settings``
+    are further ``spark.*`` options."""
+    with spark_context(master, partitions, settings) as context:
+        yield sql_session(context, partitions)
