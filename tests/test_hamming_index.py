@@ -146,3 +146,17 @@ def test_every_planner_design_equals_brute_force(stored: list[int],
         Matches(np.full(len(m), position, dtype=np.int64), m.id, m.distance)
         for position, q in enumerate(stored) for m in [index.query(q, 3)]])
     assert _triples(online) == _triples(expected)
+
+
+def test_an_unfrozen_delta_answers_as_brute_force_nearest_first() -> None:
+    rng = np.random.default_rng(7)
+    base = int(rng.integers(0, 2**63))
+    near = [base ^ (1 << int(bit)) ^ (1 << int(other)) for bit, other
+            in rng.integers(0, 64, size=(150, 2))]                    # more than one buffer
+    stored = near + rng.integers(0, 2**63, size=500).tolist()
+    index = HammingIndex(HammingDesign((11, 11, 11, 11, 10, 10), 3), 3)
+    index.add(stored, range(len(stored)))
+    found = index.query(base, 2)
+    expected = brute_force_matches(stored, range(len(stored)), [base], 2)
+    assert _triples(found) == _triples(expected) and len(found) >= 100
+    assert found.distance.tolist() == sorted(found.distance.tolist())

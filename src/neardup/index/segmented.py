@@ -14,7 +14,7 @@ import numpy.typing as npt
 from neardup._types import I64, U64
 from neardup.errors import ConfigError
 from neardup.index.hamming import HammingDesign, TablePlan
-from neardup.index.tables import Matches, PermutedTables, brute_force_matches
+from neardup.index.tables import Matches, PermutedTables, scan_matches
 
 __all__ = ["HammingIndex"]
 
@@ -76,10 +76,11 @@ class HammingIndex:
         parts = [segment.query(fingerprint, k) for segment in self.segments]
         values, ids = self._delta()
         if values.size:
-            parts.append(brute_force_matches(values, ids, [fingerprint], k))
-        if len(parts) == 1:
-            return parts[0]         # already nearest first
-        return Matches.concat(parts).sorted()
+            parts.append(scan_matches(values, ids, fingerprint, k))
+        found = [part for part in parts if len(part)]
+        if len(found) <= 1:
+            return found[0] if found else Matches.empty()   # each part is nearest first
+        return Matches.concat(found).sorted()
 
     def query_batch(self, fingerprints: npt.ArrayLike, k: int | None = None) -> Matches:
         """Every (query position, stored id, distance) within ``k`` bits (Manku's batch mode)."""

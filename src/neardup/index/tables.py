@@ -37,7 +37,7 @@ from neardup.index.compressed import DEFAULT_BLOCK_BYTES, CompressedTable
 from neardup.index.hamming import TablePlan
 from neardup.text.compiled import njit
 
-__all__ = ["Matches", "PermutedTables", "brute_force_matches"]
+__all__ = ["Matches", "PermutedTables", "brute_force_matches", "scan_matches"]
 
 BATCH_CHUNK = 1 << 20
 
@@ -353,6 +353,37 @@ def _scan_table(chunk: U64, ordered: U64, order: I64, queries: U64, starts: I64,
         if found <= size:
             return out_query[:found], out_stored[:found]
         size = found
+
+
+@njit(cache=True)
+def _within(stored: U64, query: np.uint64, k: int, positions: I64,
+            distances: I64) -> int:  # pragma: no cover - compiled
+    """Fill ``positions`` and ``distances`` (up to their size) with the stored fingerprints
+    within ``k`` bits of ``query``; returns how many there are."""
+    found = 0
+    for i in range(stored.size):
+        distance = popcount(stored[i] ^ query)
+        if distance <= k:
+            if found < positions.size:
+                positions[found], distances[found] = i, distance
+            found += 1
+    return found
+
+
+def scan_matches(stored: U64, ids: I64, query: int, k: int) -> Matches:
+    """One query against unindexed fingerprints (a store's insert log), in one compiled scan:
+    the stored ids within ``k`` bits, nearest first."""
+    size = 64
+    while True:
+        positions = np.empty(size, dtype=np.int64)
+        distances = np.empty(size, dtype=np.int64)
+        found = _within(stored, np.uint64(query), k, positions, distances)
+        if found <= size:
+            break
+        size = found
+    positions, distances = positions[:found], distances[:found]
+    found = Matches(np.zeros(positions.size, dtype=np.int64), ids[positions], distances)
+    return found.sorted() if positions.size > 1 else found
 
 
 def brute_force_matches(stored: npt.ArrayLike, ids: npt.ArrayLike, queries: npt.ArrayLike,
