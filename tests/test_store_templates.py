@@ -287,26 +287,23 @@ def test_a_damaged_tally_or_counted_row_is_refused_on_open_naming_it(tmp_path: P
         open_store(copy, read_only=True)
 
 
-def test_a_tallys_remembered_spans_give_the_counts_found_afresh(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """pages_of with a segment's span memory (kept, and forgotten when full) answers as a
-    search of the whole tally does."""
+def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
+    """pages_of (compiled binary searches) answers as counting the tally's rows does, for
+    hosts and kinds present and absent, and a run of the delta adds up as the whole."""
     from neardup.store import tallies
 
-    monkeypatch.setattr(tallies, "SPANS_KEPT", 5)
     rng = np.random.default_rng(3)
     hosts = rng.integers(0, 12, size=4_000, dtype=np.int64)
     kinds = rng.integers(0, 2, size=4_000, dtype=np.int64)
     values = rng.integers(0, 300, size=4_000, dtype=np.int64)
     tally = tallies.tally_of(hosts, kinds, values)
-    spans: tallies.Spans = {}
-    for _ in range(3):
-        for host in range(13):
-            for kind in (0, 1):
-                wanted = np.unique(rng.integers(0, 310, size=40, dtype=np.int64))
-                expected = [int(np.sum((hosts == host) & (kinds == kind) & (values == v)))
-                            for v in wanted]
-                remembered = tallies.pages_of(tally, host, kind, wanted, spans)
-                assert remembered.tolist() == expected
-                assert np.array_equal(remembered, tallies.pages_of(tally, host, kind, wanted))
-                assert len(spans) <= 5
+    delta = tallies.TallyDelta()
+    for part in np.array_split(np.arange(4_000), 7):
+        delta.add(tallies.tally_of(hosts[part], kinds[part], values[part]))
+    for host in range(13):
+        for kind in (0, 1, 2):
+            wanted = np.unique(rng.integers(0, 310, size=40, dtype=np.int64))
+            expected = [int(np.sum((hosts == host) & (kinds == kind) & (values == v)))
+                        for v in wanted]
+            assert tallies.pages_of(tally, host, kind, wanted).tolist() == expected
+            assert delta.pages_of(host, kind, wanted).tolist() == expected

@@ -86,7 +86,7 @@ from neardup.store.records import (
     sketch_rows,
 )
 from neardup.store.settings import config_to_dict, plans
-from neardup.store.tallies import TALLY_ARRAYS, Spans, Tally, TallyDelta, pages_of, summed
+from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, add_pages, summed
 from neardup.store.verify import counted_and_judged
 
 __all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
@@ -115,7 +115,6 @@ class Store:
         self._loaded: dict[str, PermutedTables] = {}
         self._runs: dict[str, Run] = {}
         self._tallies: dict[str, Tally] = {}
-        self._spans: dict[str, Spans] = {}
         self._keys: dict[str, dict[str, Run]] = {}
         self.postings = PostingDelta()
         self.tallies = TallyDelta()
@@ -179,7 +178,6 @@ class Store:
         self._loaded = loaded
         self._runs = {name: self._runs[name] for name in loaded}
         self._tallies = {name: self._tallies[name] for name in loaded}
-        self._spans = {name: self._spans[name] for name in loaded if name in self._spans}
         self._keys = {name: self._keys[name] for name in loaded}
         return HammingIndex(plans(self.config), self.config.max_k,
                             [loaded[entry.name] for entry in segments])
@@ -541,8 +539,7 @@ class Store:
         with self._mutex:
             total = self.tallies.pages_of(host, kind, wanted)
             for entry in self.segments:
-                spans = self._spans.setdefault(entry.name, {})
-                total += pages_of(self._tallies[entry.name], host, kind, wanted, spans)
+                add_pages(self._tallies[entry.name], host, kind, wanted, total)
         return total
 
     def tally(self) -> Tally:

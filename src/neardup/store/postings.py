@@ -21,6 +21,7 @@ import numpy as np
 
 from neardup._types import I64
 from neardup.store.formats import checked_rows
+from neardup.text.compiled import njit
 
 __all__ = ["POSTING_ARRAYS", "PostingDelta", "docs_holding", "log_postings", "merged_runs",
            "sketch_postings", "sorted_run"]
@@ -48,16 +49,32 @@ def merged_runs(runs: list[Run]) -> Run:
                       np.concatenate([r[1] for r in runs]).astype(np.int64, copy=False))
 
 
+@njit(cache=True)
+def _holding(values: I64, docs: I64, wanted: I64, out: I64) -> int:  # pragma: no cover
+    """Fill ``out`` (up to its size) with the documents of the sorted run (``values``,
+    ``docs``) holding any of ``wanted``; returns how many there are."""
+    found = 0
+    for value in wanted:
+        at = np.searchsorted(values, value)
+        while at < values.size and values[at] == value:
+            if found < out.size:
+                out[found] = docs[at]
+            found += 1
+            at += 1
+    return found
+
+
 def docs_holding(run: Run, wanted: I64) -> I64:
-    """The documents of ``run`` holding any of ``wanted`` (sorted distinct values)."""
+    """The documents of ``run`` holding any of ``wanted`` (sorted distinct values): one
+    compiled binary search per value."""
     values, docs = run
-    if not values.size or not wanted.size:
-        return np.empty(0, dtype=np.int64)
-    begin = np.searchsorted(values, wanted, side="left")
-    end = np.searchsorted(values, wanted, side="right")
-    hits = [np.asarray(docs[b:e]) for b, e in zip(begin.tolist(), end.tolist(), strict=True)
-            if e > b]
-    return np.concatenate(hits) if hits else np.empty(0, dtype=np.int64)
+    size = 64
+    while True:
+        out = np.empty(size, dtype=np.int64)
+        found = _holding(values, docs, wanted, out)
+        if found <= size:
+            return out[:found]
+        size = found
 
 
 class PostingDelta:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from neardup._types import I64
+from neardup.text.compiled import njit
 
-__all__ = ["TALLY_ARRAYS", "Spans", "Tally", "TallyDelta", "empty_tally", "pages_of", "summed",
-           "tally_of", "tally_size"]
+__all__ = ["TALLY_ARRAYS", "Tally", "TallyDelta", "add_pages", "empty_tally", "pages_of",
+           "summed", "tally_of", "tally_size"]
 
 TALLY_ARRAYS = ("tallies.hosts", "tallies.kinds", "tallies.values", "tallies.pages")
 """The arrays of a segment holding its tally, one per column."""
@@ -57,41 +58,34 @@ def summed(parts: list[Tally]) -> Tally:
     return hosts[first], kinds[first], values[first], np.add.reduceat(pages, first)
 
 
-def _span(column: I64, key: int, begin: int, end: int) -> tuple[int, int]:
-    """The rows of ``column[begin:end]`` (sorted) equal to ``key``, as absolute positions."""
-    part = column[begin:end]
-    return (begin + int(np.searchsorted(part, key, side="left")),
-            begin + int(np.searchsorted(part, key, side="right")))
+@njit(cache=True)
+def _add_pages(hosts: I64, kinds: I64, values: I64, pages: I64, host: int, kind: int,
+               wanted: I64, total: I64) -> None:  # pragma: no cover - compiled
+    """Add to ``total`` the pages of ``host`` holding each of ``wanted`` (kind ``kind``): binary
+    searches for the (host, kind) rows, then one per value among them."""
+    begin = np.searchsorted(hosts, host, side="left")
+    end = np.searchsorted(hosts, host, side="right")
+    low = begin + np.searchsorted(kinds[begin:end], kind, side="left")
+    high = begin + np.searchsorted(kinds[begin:end], kind, side="right")
+    held = values[low:high]
+    for i in range(wanted.size):
+        at = np.searchsorted(held, wanted[i])
+        if at < held.size and held[at] == wanted[i]:
+            total[i] += pages[low + at]
 
 
-Spans = dict[tuple[int, int], tuple[int, int]]
-"""The rows of each (host, kind) in an immutable tally, as they are looked up..."""
-SPANS_KEPT = 1 << 16
-"""... at most this many per tally (then forgotten and found again: a store of millions of
-hosts keeps a few MB of them per segment)."""
+def add_pages(tally: Tally, host: int, kind: int, wanted: I64, total: I64) -> None:
+    """Add to ``total`` (aligned with ``wanted``) the pages of ``host`` holding each of
+    ``wanted`` (kind ``kind``) in ``tally``."""
+    if tally_size(tally) and wanted.size:
+        _add_pages(*tally, host, kind, wanted, total)
 
 
-def pages_of(tally: Tally, host: int, kind: int, wanted: I64, spans: Spans | None = None
-             ) -> I64:
-    """The pages of ``host`` holding each of ``wanted`` (kind ``kind``), aligned with it;
-    ``spans`` keeps the rows of each (host, kind) found (only for a tally that never
-    changes, such as a segment's)."""
-    hosts, kinds, values, pages = tally
-    found = None if spans is None else spans.get((host, kind))
-    if found is None:
-        begin, end = _span(hosts, host, 0, int(hosts.size))
-        found = _span(kinds, kind, begin, end)
-        if spans is not None:
-            if len(spans) >= SPANS_KEPT:
-                spans.clear()
-            spans[(host, kind)] = found
-    begin, end = found
-    if begin == end or not wanted.size:
-        return np.zeros(wanted.size, dtype=np.int64)
-    held = np.asarray(values[begin:end])
-    at = np.minimum(np.searchsorted(held, wanted), held.size - 1)
-    found = held[at] == wanted
-    return np.where(found, np.asarray(pages[begin:end])[at], 0).astype(np.int64)
+def pages_of(tally: Tally, host: int, kind: int, wanted: I64) -> I64:
+    """The pages of ``host`` holding each of ``wanted`` (kind ``kind``), aligned with it."""
+    total = np.zeros(wanted.size, dtype=np.int64)
+    add_pages(tally, host, kind, wanted, total)
+    return total
 
 
 class TallyDelta:
@@ -117,7 +111,7 @@ class TallyDelta:
     def pages_of(self, host: int, kind: int, wanted: I64) -> I64:
         total = np.zeros(wanted.size, dtype=np.int64)
         for run in self.runs:
-            total += pages_of(run, host, kind, wanted)
+            add_pages(run, host, kind, wanted, total)
         return total
 
     def freeze(self) -> Tally:
