@@ -381,9 +381,9 @@ def scan_matches(stored: U64, ids: I64, query: int, k: int) -> Matches:
         if found <= size:
             break
         size = found
-    positions, distances = positions[:found], distances[:found]
-    found = Matches(np.zeros(positions.size, dtype=np.int64), ids[positions], distances)
-    return found.sorted() if positions.size > 1 else found
+    matches = Matches(np.zeros(found, dtype=np.int64), ids[positions[:found]],
+                      distances[:found])
+    return matches.sorted() if found > 1 else matches
 
 
 def brute_force_matches(stored: npt.ArrayLike, ids: npt.ArrayLike, queries: npt.ArrayLike,
