@@ -14,6 +14,7 @@ from neardup.fingerprints.sketch import (
     common_modulus,
     estimate_containment,
     estimate_resemblance,
+    mod_estimates,
     modulus_for,
 )
 
@@ -120,6 +121,10 @@ def test_longer_documents_modulus_is_used_for_both() -> None:
     # the short text is wholly inside the long one: every sampled value of it is shared
     assert estimate_containment(small, big, config, (m_small, m_big)) == 1.0
     assert estimate_resemblance(small, big, config, (m_small, m_big)) < 0.15
+    assert mod_estimates(small, big, config, (m_small, m_big)) == (
+        estimate_resemblance(small, big, config, (m_small, m_big)),
+        estimate_containment(small, big, config, (m_small, m_big)),
+        estimate_containment(big, small, config, (m_big, m_small)))
     with pytest.raises(ConfigError, match="moduli"):
         estimate_resemblance(small, big, config)
     with pytest.raises(ConfigError, match="moduli"):

@@ -49,6 +49,7 @@ __all__ = [
     "common_modulus",
     "estimate_containment",
     "estimate_resemblance",
+    "mod_estimates",
     "modulus_for",
     "sample_under",
 ]
@@ -206,6 +207,16 @@ def estimate_resemblance(a: U64, b: U64, config: SketchConfig,
     first, second, shared = _mod_samples(a, b, config, moduli)
     union = first.size + second.size - shared
     return shared / union if union else 0.0
+
+
+def mod_estimates(a: U64, b: U64, config: SketchConfig,
+                  moduli: tuple[int, int] | None = None) -> tuple[float, float, float]:
+    """r(A, B), c(A, B) and c(B, A) from two MOD sketches, sampled once (what
+    :func:`estimate_resemblance` and :func:`estimate_containment` give one at a time)."""
+    first, second, shared = _mod_samples(a, b, config, moduli)
+    union = first.size + second.size - shared
+    return (shared / union if union else 0.0, shared / first.size if first.size else 0.0,
+            shared / second.size if second.size else 0.0)
 
 
 def estimate_containment(a: U64, b: U64, config: SketchConfig,

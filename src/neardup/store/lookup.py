@@ -18,7 +18,7 @@ from neardup._types import U64
 from neardup.config import SketchConfig, StoreConfig
 from neardup.document import Document
 from neardup.errors import ConfigError
-from neardup.fingerprints.sketch import Sketcher, estimate_containment, estimate_resemblance
+from neardup.fingerprints.sketch import Sketcher, estimate_resemblance, mod_estimates
 from neardup.fingerprints.sketch_match import SketchMatch, explain_match
 from neardup.methods.fingerprinter import Fingerprinter
 from neardup.store.content import Side, compare, resembles
@@ -181,12 +181,9 @@ def _scores(canonical: bytes, query: U64, stored: U64, config: SketchConfig,
     (finding them re-shingles the query: only when asked)."""
     if explain:
         return explain_match(canonical, query, stored, config, moduli)
-    inside = outside = None
     if config.kind == "mod":
-        inside = estimate_containment(query, stored, config, moduli)
-        outside = estimate_containment(stored, query, config,
-                                       None if moduli is None else (moduli[1], moduli[0]))
-    return SketchMatch(estimate_resemblance(query, stored, config, moduli), inside, outside, ())
+        return SketchMatch(*mod_estimates(query, stored, config, moduli), ())
+    return SketchMatch(estimate_resemblance(query, stored, config, moduli), None, None, ())
 
 
 def _text(value: object) -> str | None:
