@@ -115,19 +115,26 @@ class Kernel:
             return self.py_func(*args)
         compiled = self._compiled
         if compiled is not None and (not self.interpretable or (_bought[0] and _mode[0] == "auto")):
-            return self._run(compiled, args)
+            result = compiled(*args)                    # the hot path: no further Python call
+            if len(compiled.overloads) != self._overloads:
+                self._loaded(compiled)
+            return result
         if self._interprets(args):
             return self._interpret(args)
         return self._run(self.compiled, args)
 
     def _run(self, dispatcher: Any, args: tuple[Any, ...]) -> Any:
-        """``dispatcher(*args)``; when the call compiled (or loaded from numba's cache) a new
-        specialisation, the compiler's pages are released afterwards."""
+        """``dispatcher(*args)``, then :meth:`_loaded` if the call made a specialisation."""
         result = dispatcher(*args)
         if len(dispatcher.overloads) != self._overloads:
-            self._overloads = len(dispatcher.overloads)
-            release_compiler_pages()
+            self._loaded(dispatcher)
         return result
+
+    def _loaded(self, dispatcher: Any) -> None:
+        """A call compiled (or loaded from numba's cache) a new specialisation: the compiler's
+        pages are released."""
+        self._overloads = len(dispatcher.overloads)
+        release_compiler_pages()
 
     def _interprets(self, args: tuple[Any, ...]) -> bool:
         if not self.interpretable or _mode[0] == "compile":
