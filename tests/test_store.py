@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from corpora import edited_documents
+from corpora import edited_documents, framed_sites
 from neardup.cli.main import cli
 from neardup.config import StoreConfig
 from neardup.document import Document
@@ -334,3 +334,42 @@ def test_store_paths_that_are_not_stores_fail_in_one_line(tmp_path: Path) -> Non
         assert result.exit_code == 1, result.output
         assert result.output.strip().count("\n") == 0
         assert f"{afile}: not a directory" in result.output
+
+
+READER_AFTER_WARM_UP = """
+import sys
+sys.path.insert(0, {tests!r})
+import numpy as np
+from corpora import framed_sites
+from neardup.index import tables
+from neardup.store import open_store, postings, tallies
+docs = framed_sites(30)[:60]
+with open_store({store!r}) as store:       # a service's writer: it opens, warms up, forks
+    store.warm_up()
+    kernels = [postings._holding, tallies._add_pages, tables._query_plain, tables._within]
+    made = [len(kernel.compiled.overloads) for kernel in kernels]
+    with open_store({store!r}, read_only=True) as reader:    # what a service's reader reads
+        values = store.db.execute("SELECT data FROM sketches WHERE doc = 3").fetchone()[0]
+        wanted = np.unique(np.frombuffer(values, dtype="<i8"))
+        for doc in docs[::5]:
+            assert reader.query(doc) and reader.similar(doc)
+        assert 3 in reader.sharing(wanted.tolist())
+        host = int(reader.tally()[0][0])
+        assert reader.value_pages(host, 0, wanted).any()
+    print([len(kernel.compiled.overloads) for kernel in kernels] == made, made)
+"""
+
+
+def test_a_warmed_up_store_compiles_nothing_when_a_reader_reads(tmp_path: Path) -> None:
+    """What a service's readers inherit: after ``warm_up`` a read-only store's queries,
+    sketch searches and counts make no new kernel specialisation (a compile in a reader stalls
+    its queries for seconds). A fresh process, so that no other test compiled them first."""
+    docs = framed_sites(30)[:60]                         # two sites, frames their templates
+    with open_store(tmp_path / "s", flush_every=30) as store:
+        for start in range(0, 60, 20):
+            store.add(docs[start:start + 20])            # a segment, and an insert log
+        assert store.segments and len(store.postings) and len(store.tallies)
+    code = READER_AFTER_WARM_UP.format(tests=str(Path(__file__).parent),
+                                       store=str(tmp_path / "s"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("True"), done.stdout + done.stderr

@@ -32,10 +32,9 @@ from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
 from neardup.service.settings import ServiceConfig
 from neardup.store import Store
-from neardup.text.compiled import kernel_mode
 
 __all__ = ["ForwardAdds", "WriterLink", "bound_socket", "listening_socket", "read_body",
-           "serve_with_readers", "warm_up"]
+           "serve_with_readers"]
 
 BACKLOG = 2048
 STOP_SECONDS = 10.0
@@ -183,7 +182,7 @@ def serve_with_readers(app: Any, config: ServiceConfig, store: Store, host: str,
 
     public = bound_socket(host, port)             # the port held; the readers listen on it
     port = public.getsockname()[1]
-    warm_up(store)
+    store.warm_up()                   # the readers it forks inherit compiled kernels
     with tempfile.TemporaryDirectory(prefix="neardup-writer-") as folder:
         link = os.path.join(folder, "writer.sock")
         private = _unix_socket(link)
@@ -207,13 +206,6 @@ def serve_with_readers(app: Any, config: ServiceConfig, store: Store, host: str,
             private.close()
         if lost:
             raise OutputError(f"{store.root}: {lost[0]}; the service stopped")
-
-
-def warm_up(store: Store) -> None:
-    """Compile (or load from numba's cache) every kernel a query runs, and build the
-    canonical form's tables, in this process: the readers it forks inherit them."""
-    with kernel_mode("compile"):
-        store.query("neardup warm up: every kernel of a query compiled before the readers")
 
 
 def _await_readers(processes: list[Any], ready: list[Any]) -> None:

@@ -88,6 +88,7 @@ from neardup.store.records import (
 from neardup.store.settings import config_to_dict, plans
 from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, add_pages, summed
 from neardup.store.verify import counted_and_judged
+from neardup.text.compiled import kernel_mode
 
 __all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
 
@@ -541,6 +542,15 @@ class Store:
             for entry in self.segments:
                 add_pages(self._tallies[entry.name], host, kind, wanted, total)
         return total
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) every kernel a read of this store runs, on its
+        own arrays (a kernel specialises on their types: read-only mappings, memory): a
+        service's readers, forked after this, answer their first queries without compiling."""
+        with kernel_mode("compile"):
+            self.query("neardup warm up: every kernel of a query compiled before it serves")
+            self.value_pages(0, 0, np.zeros(1, dtype=np.int64))
+            self.sharing([0])
 
     def tally(self) -> Tally:
         """Every per-host value count of the store, as one tally."""
