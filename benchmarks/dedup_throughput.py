@@ -21,7 +21,10 @@ before each run. Target (issue 25): the dedup's CPU time (user + system of the p
 1.4x the floor's; on a shared machine the wall time includes waiting for the core, so the CPU
 ratio is the one judged.
 
-    python benchmarks/dedup_throughput.py [--repeat 5] [--copies 1]
+``--compare SRC`` runs the dedup of another source tree (e.g. an older commit exported with
+``git archive``) in the same rounds.
+
+    python benchmarks/dedup_throughput.py [--repeat 5] [--copies 1] [--compare OLD/src]
 """
 
 from __future__ import annotations
@@ -109,23 +112,23 @@ def _pinned(cpu: int | None) -> Any:
     return lambda: os.sched_setaffinity(0, {cpu})
 
 
-def run_process(command: list[str], cpu: int | None) -> dict[str, float]:
+def run_process(command: list[str], cpu: int | None, source: Path) -> dict[str, float]:
     """Wall seconds and CPU seconds (user + system) of one whole process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, preexec_fn=_pinned(cpu),
-                   env=_environment())
+                   env=_environment(source))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu_s, "load_1min": load}
 
 
-def _environment() -> dict[str, str]:
-    """This tree's sources, bytecode written and read as after an install."""
+def _environment(source: Path) -> dict[str, str]:
+    """The sources of ``source``, bytecode written and read as after an install."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "PYTHONPATH": str(REPO_DIR / "src")}
+    return {**env, "PYTHONPATH": str(source)}
 
 
 def commands(warc: Path, out: Path) -> dict[str, list[str]]:
@@ -147,17 +150,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--copies", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "dedup_throughput.json")
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="another source tree (its src folder) whose dedup runs in the "
+                             "same rounds")
     args = parser.parse_args()
     pages = require_data("html", "trafilatura-eval", "pages")
     warc = build_warc(pages, pages.parent / "evaldata.json", args.copies)
     cpu = 0 if hasattr(os, "sched_setaffinity") else None
     out = BENCHMARKS_DIR / "work" / "dedup-throughput-out"
     runs = commands(warc, out)
+    sources = dict.fromkeys(runs, REPO_DIR / "src")
+    if args.compare is not None:
+        name = f"neardup dedup, compared: {args.compare} (process)"
+        runs[name], sources[name] = runs["neardup dedup (process)"], args.compare
     times: dict[str, list[dict[str, float]]] = {name: [] for name in runs}
     for round_ in range(args.repeat + 1):  # round 0 warms the page cache and numba's cache
         for name, command in runs.items():
             shutil.rmtree(out, ignore_errors=True)
-            timing = run_process(command, cpu)
+            timing = run_process(command, cpu, sources[name])
             if round_:
                 times[name].append(timing)
     documents = documents_of(out)
