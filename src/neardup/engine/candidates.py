@@ -304,9 +304,21 @@ class _Unique:
 
 def _unique_pairs(task: _Unique) -> int:
     """The distinct pairs of one bucket, sorted, written to ``task.out``; returns their count."""
-    rows = np.unique(np.concatenate([read_routed(path, task.bucket, CANDIDATE)
+    rows = _distinct(np.concatenate([read_routed(path, task.bucket, CANDIDATE)
                                      for path in task.sources]))
     return _write_pairs(task.out, rows["a"], rows["b"])
+
+
+def _distinct(rows: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
+    """The rows sorted, each once: ``np.unique``'s result, whose first call imports numpy.ma
+    (0.06 s, a tenth of a one-document run)."""
+    rows = np.sort(rows)
+    if rows.size < 2:
+        return rows
+    first = np.empty(rows.size, dtype=bool)
+    first[0] = True
+    first[1:] = rows[1:] != rows[:-1]
+    return rows[first]
 
 
 

@@ -54,8 +54,12 @@ class Part:
         return self.rows - len(self.dropped)
 
     def kept_rows(self) -> I64:
-        return np.setdiff1d(np.arange(self.rows, dtype=np.int64),
-                            np.array(self.dropped, dtype=np.int64))
+        """The row numbers not dropped, ascending (a mask: ``np.setdiff1d`` imports numpy.ma,
+        0.06 s of a one-document run)."""
+        keep = np.ones(self.rows, dtype=bool)
+        dropped = np.array(self.dropped, dtype=np.int64)
+        keep[dropped[(dropped >= 0) & (dropped < self.rows)]] = False
+        return np.flatnonzero(keep).astype(np.int64, copy=False)
 
     def kept_meta(self, columns: list[str]) -> pa.Table:
         """The meta columns of the kept rows; read as they are when no row was dropped

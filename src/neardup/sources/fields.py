@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -149,6 +148,8 @@ def normalize_date(value: str | float | None) -> str | None:
 
 def _from_http_date(text: str) -> datetime | None:
     """An RFC 2822 date (``Memento-Datetime``, HTTP ``Date``)."""
+    from email.utils import parsedate_to_datetime  # rare: its import (socket...) costs 15 ms
+
     try:
         return parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):

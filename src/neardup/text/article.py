@@ -98,7 +98,10 @@ def _paragraph_score(paragraph: ElementNode) -> tuple[int, int]:
     chars = _dense(paragraph.text or "")
     if chars < MIN_PARAGRAPH_CHARS:
         return chars, 0
-    return chars, sum(_dense(a.text or "") for a in paragraph.query_selector_all("a").values())
+    links = paragraph.query_selector_all("a")
+    if not len(links):  # most paragraphs: no link node made (each costs a weak-reference entry)
+        return chars, 0
+    return chars, sum(_dense(a.text or "") for a in links.values())
 
 
 def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
@@ -109,7 +112,8 @@ def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
         return {}
     outside = set(doc.query_selector_all(_OUTSIDE).values())
     scores: dict[DOMNode, float] = {}
-    for paragraph in doc.query_selector_all(_PARAGRAPHS).values()[:_MAX_PARAGRAPHS]:
+    parents: dict[DOMNode, DOMNode | None] = {}  # resiliparse makes a new node object per
+    for paragraph in doc.query_selector_all(_PARAGRAPHS).values()[:_MAX_PARAGRAPHS]:  # .parent
         if paragraph in outside:
             continue
         chars, linked = _paragraph_score(paragraph)
@@ -120,7 +124,7 @@ def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
             if node is None or node.tag in _ROOTS:
                 break
             scores[node] = scores.get(node, 0.0) + weight * (chars - linked)
-            node = node.parent
+            node = parents[node] if node in parents else parents.setdefault(node, node.parent)
     return scores
 
 
