@@ -122,6 +122,7 @@ class Store:
         self.keys = new_deltas()
         self._record: int | None = None
         self._watch: int | None = None
+        self._current: bytes | None = None
         """A read-only store: the commit record, kept open for :meth:`stale`."""
         self._lock = None if read_only else writer_lock(root)
         try:
@@ -240,9 +241,15 @@ class Store:
 
     def stale(self) -> bool:
         """Whether the store's writer (another process) has committed since this store was
-        opened or last refreshed (one read of the commit record)."""
-        record = formats.read_record(self.root, self._watch)
-        return record is not None and record.commits > self.commits
+        opened or last refreshed (one read of the commit record; its slots are checked only
+        when its bytes differ from the last ones found not stale)."""
+        data = formats.record_bytes(self.root, self._watch)
+        if data is None or data == self._current:
+            return False
+        if formats.record_in(self.root, data).commits > self.commits:
+            return True
+        self._current = data        # commits only grow: these bytes stay "not stale"
+        return False
 
     def refresh(self) -> bool:
         """Take in what another process, the store's writer, has committed since this

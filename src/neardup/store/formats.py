@@ -67,7 +67,9 @@ __all__ = [
     "read_record",
     "read_segment",
     "readers_sharing",
+    "record_bytes",
     "record_expected",
+    "record_in",
     "remove_debris",
     "row_checksum",
     "segment_dir",
@@ -316,14 +318,26 @@ def read_record(root: Path, descriptor: int | None = None) -> CommitRecord | Non
     """The latest whole slot of the commit record; None if the store has none; CorruptDataError
     naming the file if neither slot is whole. ``descriptor``: the record already opened
     (:func:`watch_record`), read in one call (the writer rewrites its slots in place)."""
+    data = record_bytes(root, descriptor)
+    return None if data is None else record_in(root, data)
+
+
+def record_bytes(root: Path, descriptor: int | None = None) -> bytes | None:
+    """The commit record's bytes as they are (None if the store has none), for
+    :func:`record_in`; ``descriptor`` as for :func:`read_record`."""
     path = root / COMMITTED
     try:
-        data = (path.read_bytes() if descriptor is None else
+        return (path.read_bytes() if descriptor is None else
                 os.pread(descriptor, 2 * RECORD_SLOT, 0))
     except FileNotFoundError:
         return None
     except OSError as error:
         raise OutputError(f"{path}: {error.strerror or error}") from error
+
+
+def record_in(root: Path, data: bytes) -> CommitRecord:
+    """The latest whole slot of a commit record's bytes (CorruptDataError if none is whole)."""
+    path = root / COMMITTED
     slots = [_record_of(data[start:start + RECORD_SLOT]) for start in (0, RECORD_SLOT)]
     whole = [slot for slot in slots if slot is not None]
     if not whole:
