@@ -307,3 +307,24 @@ def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
                         for v in wanted]
             assert tallies.pages_of(tally, host, kind, wanted).tolist() == expected
             assert delta.pages_of(host, kind, wanted).tolist() == expected
+
+
+def test_host_counts_kept_between_queries_follow_every_add(tmp_path: Path) -> None:
+    """A store keeps its hosts' page counts between queries: the same query before and after
+    adds that bring the host to ``min_pages`` answers as a store opened afresh does, in the
+    writer and in a read-only store that takes the adds in."""
+    _, pages = _site(random.Random(11), "site-c.example", 14)
+    few = TemplateConfig().min_pages - 2
+    with open_store(tmp_path / "s") as store, \
+            open_store(tmp_path / "s", read_only=True) as reader:
+        store.add(pages[:few])
+        before = store.query(pages[0])
+        reader.refresh()
+        assert reader.query(pages[0]) == before and before[0].template_values == 0
+        store.add(pages[few:])                      # the host now has enough pages
+        after = store.query(pages[0])
+        assert after[0].template_values > 0 and after != before
+        reader.refresh()
+        assert reader.query(pages[0]) == after
+    with open_store(tmp_path / "s", read_only=True) as fresh:
+        assert fresh.query(pages[0]) == after

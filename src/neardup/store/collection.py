@@ -96,6 +96,8 @@ BATCH = 5_000
 TOKENS = formats.ROW_FIELDS.index("tokens")
 MERGE_FACTOR = 4
 SMALL_BATCH = 32
+HOSTS_KEPT = 1 << 16
+"""Host page counts a store keeps between queries (then forgets and reads again)."""
 
 
 class Store:
@@ -123,6 +125,8 @@ class Store:
         self._record: int | None = None
         self._watch: int | None = None
         self._current: bytes | None = None
+        self._hosts: dict[int, int] = {}
+        self._hosts_state: tuple[int, int, int] = (-1, -1, -1)
         """A read-only store: the commit record, kept open for :meth:`stale`."""
         self._lock = None if read_only else writer_lock(root)
         try:
@@ -549,6 +553,15 @@ class Store:
             for entry in self.segments:
                 add_pages(self._tallies[entry.name], host, kind, wanted, total)
         return total
+
+    def known_hosts(self) -> dict[int, int]:
+        """Pages per host key read by the queries since the store last changed (a commit, or
+        a refresh that took one in), at most :data:`HOSTS_KEPT`: a query reads its hosts'
+        rows once per state of the store, not once per query."""
+        state = (self.commits, self.next_doc, len(self.segments))
+        if state != self._hosts_state or len(self._hosts) >= HOSTS_KEPT:
+            self._hosts, self._hosts_state = {}, state
+        return self._hosts
 
     def warm_up(self) -> None:
         """Compile (or load from numba's cache) every kernel a read of this store runs, on its

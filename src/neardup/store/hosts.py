@@ -210,9 +210,11 @@ class HostCounts:
     fetched a host at a time with :meth:`prefetch`."""
 
     def __init__(self, db: sqlite3.Connection, path: Path, config: TemplateConfig,
-                 pages_of: PagesOf) -> None:
+                 pages_of: PagesOf, known: dict[int, int] | None = None) -> None:
+        """``known``: pages per host key already read, valid for the store as it stands (the
+        caller drops it when the store changes); hosts read here are added to it."""
         self.db, self.path, self.config, self.pages_of = db, path, config, pages_of
-        self._pages: dict[int, int] = {}
+        self._pages: dict[int, int] = {} if known is None else known
         self._counts: dict[tuple[int, int], dict[int, int]] = {}
         self._keys: dict[str | None, int] = {}
 

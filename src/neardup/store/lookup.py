@@ -234,7 +234,7 @@ def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
                       chosen if templates else dataclasses.replace(chosen, enabled=False),
-                      store.value_pages)
+                      store.value_pages, store.known_hosts())
     view.prefetch(_wanted(probe, rows, sketches))
     scored = [_match(row, probe, sketches, store, explain, view) for row in rows.values()]
     matches = [match for match, stands in scored if stands or not judged]
