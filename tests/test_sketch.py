@@ -221,3 +221,19 @@ def test_sketching_many_sets_at_once_equals_one_by_one(sets: list[list[int]],
         sketch, modulus = sketcher.with_modulus(array)
         assert np.array_equal(values[sketch_offsets[index]:sketch_offsets[index + 1]], sketch)
         assert moduli[index] == modulus
+
+
+@given(st.lists(st.integers(0, 400), max_size=60), st.lists(st.integers(0, 400), max_size=60),
+       st.sampled_from([(1, 1), (1, 2), (4, 2), (8, 8), (2, 16)]), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_mod_estimates_equal_the_estimates_one_at_a_time(
+        a: list[int], b: list[int], moduli: tuple[int, int], shuffled: bool) -> None:
+    config = SketchConfig(size=1, adaptive=50)
+    first = np.unique(np.array(a, dtype=np.uint64))
+    second = np.unique(np.array(b, dtype=np.uint64))
+    expected = (estimate_resemblance(first, second, config, moduli),
+                estimate_containment(first, second, config, moduli),
+                estimate_containment(second, first, config, moduli[::-1]))
+    if shuffled:                      # not as a Sketcher makes them: sorted before the merge
+        first, second = first[::-1].copy(), second[::-1].copy()
+    assert mod_estimates(first, second, config, moduli) == expected

@@ -43,6 +43,7 @@ from neardup.config import SketchConfig
 from neardup.errors import ConfigError
 from neardup.features.shingles import distinct, shingle_hashes
 from neardup.fingerprints.minhash import permutation_parameters
+from neardup.text.compiled import njit
 
 __all__ = [
     "Sketcher",
@@ -209,14 +210,53 @@ def estimate_resemblance(a: U64, b: U64, config: SketchConfig,
     return shared / union if union else 0.0
 
 
+@njit(cache=True)
+def _ascending(values: U64) -> bool:  # pragma: no cover - compiled
+    for i in range(1, values.size):  # noqa: SIM110 - a loop numba compiles (no generators)
+        if values[i] <= values[i - 1]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _sampled_overlap(a: U64, b: U64,
+                     modulus: np.uint64) -> tuple[int, int, int]:  # pragma: no cover
+    """(|A'|, |B'|, |A' & B'|) for the values of two sketches divisible by ``modulus``, in
+    one merge (values sorted and distinct; sorted here first if they are not)."""
+    if not _ascending(a):
+        a = np.unique(a)
+    if not _ascending(b):
+        b = np.unique(b)
+    first = second = shared = 0
+    i = j = 0
+    while i < a.size or j < b.size:
+        if i < a.size and a[i] % modulus:
+            i += 1
+        elif j < b.size and b[j] % modulus:
+            j += 1
+        elif j == b.size or (i < a.size and a[i] < b[j]):
+            first += 1
+            i += 1
+        elif i == a.size or b[j] < a[i]:
+            second += 1
+            j += 1
+        else:
+            first, second, shared = first + 1, second + 1, shared + 1
+            i, j = i + 1, j + 1
+    return first, second, shared
+
+
 def mod_estimates(a: U64, b: U64, config: SketchConfig,
                   moduli: tuple[int, int] | None = None) -> tuple[float, float, float]:
-    """r(A, B), c(A, B) and c(B, A) from two MOD sketches, sampled once (what
-    :func:`estimate_resemblance` and :func:`estimate_containment` give one at a time)."""
-    first, second, shared = _mod_samples(a, b, config, moduli)
-    union = first.size + second.size - shared
-    return (shared / union if union else 0.0, shared / first.size if first.size else 0.0,
-            shared / second.size if second.size else 0.0)
+    """r(A, B), c(A, B) and c(B, A) from two MOD sketches, sampled once in one compiled merge
+    (what :func:`estimate_resemblance` and :func:`estimate_containment` give one at a
+    time)."""
+    modulus = np.uint64(common_modulus(config, moduli))
+    first, second, shared = _sampled_overlap(np.asarray(a, dtype=np.uint64),
+                                             np.asarray(b, dtype=np.uint64), modulus)
+    union = first + second - shared
+    return (shared / union if union else 0.0, shared / first if first else 0.0,
+            shared / second if second else 0.0)
 
 
 def estimate_containment(a: U64, b: U64, config: SketchConfig,

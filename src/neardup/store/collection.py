@@ -43,6 +43,7 @@ from neardup.index.compressed import ARRAY_NAMES, CompressedTable
 from neardup.index.hamming import hamming_pairs
 from neardup.index.segmented import HammingIndex
 from neardup.index.tables import Matches, PermutedTables
+from neardup.methods.fingerprinter import Fingerprinter
 from neardup.methods.prints import DocumentPrints
 from neardup.methods.workers import ordered_map
 from neardup.store import formats
@@ -59,6 +60,7 @@ from neardup.store.keys import KEYS, key_arrays, key_values, new_deltas, row_key
 from neardup.store.lookup import (
     StoreMatch,
     compare_stored,
+    probe_printer,
     query_document,
     query_url,
     similar_documents,
@@ -553,6 +555,11 @@ class Store:
             for entry in self.segments:
                 add_pages(self._tallies[entry.name], host, kind, wanted, total)
         return total
+
+    @functools.cached_property
+    def probe_printer(self) -> Fingerprinter[Any]:
+        """The fingerprinter of this store's queries (:func:`lookup.probe_printer`)."""
+        return probe_printer(self.config)
 
     def known_hosts(self) -> dict[int, int]:
         """Pages per host key read by the queries since the store last changed (a commit, or

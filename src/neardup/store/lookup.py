@@ -36,7 +36,8 @@ from neardup.store.records import (
 if TYPE_CHECKING:
     from neardup.store.collection import Store
 
-__all__ = ["StoreMatch", "check_sketch_search", "query_document", "query_url", "sharing",
+__all__ = ["StoreMatch", "check_sketch_search", "probe_printer", "query_document", "query_url",
+           "sharing",
            "similar_documents", "similar_to_probe", "stored_probe", "stored_sketches"]
 
 COLUMNS = "doc, id, url, host, sweep, fetched, cluster, identical, lexical, simhash"
@@ -214,9 +215,10 @@ class _Capture:
 
 
 @functools.lru_cache(maxsize=8)
-def _probe_printer(config: StoreConfig) -> Fingerprinter[_Captured]:
+def probe_printer(config: StoreConfig) -> Fingerprinter[_Captured]:
     """The fingerprinter of a store's queries, built once per config (its simhash and sketch
-    permutations are set up once, not per query)."""
+    permutations are set up once, not per query; a store keeps it as ``Store.probe_printer``,
+    so that its config is not hashed at every query)."""
     return store_fingerprinter(config, features=_Capture(config))
 
 
@@ -258,7 +260,7 @@ def _wanted(probe: _Probe, rows: dict[int, tuple[object, ...]],
 
 
 def _probe_of(store: Store, doc: Document) -> _Probe:
-    prints = _probe_printer(store.config)(doc)
+    prints = store.probe_printer(doc)
     captured = prints.features
     assert isinstance(captured, _Captured)
     return _Probe(prints.simhash, prints.identical, prints.lexical, prints.tokens,
