@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +43,19 @@ def select_in(db: sqlite3.Connection, query: str, values: list[int] | list[str],
     ``values``, a few hundred values per statement; ``leading`` binds the placeholders before
     ``{marks}`` (bound, not written into the text, so that SQLite's statement cache serves
     every call of one shape)."""
+    if len(values) <= SQL_VARIABLES:                  # the usual case: one statement
+        return db.execute(_statement(query, len(values)), (*leading, *values)).fetchall()
     rows: list[tuple[Any, ...]] = []
     for start in range(0, len(values), SQL_VARIABLES):
         chunk = values[start:start + SQL_VARIABLES]
-        rows += db.execute(query.format(marks=",".join("?" * len(chunk))),
-                           (*leading, *chunk)).fetchall()
+        rows += db.execute(_statement(query, len(chunk)), (*leading, *chunk)).fetchall()
     return rows
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(query: str, count: int) -> str:
+    """``query`` with ``count`` placeholders for its ``{marks}``."""
+    return query.format(marks=",".join("?" * count))
 
 
 INSERT_DOCUMENT = f"INSERT INTO documents ({ROW_COLUMNS}, crc) VALUES ({','.join('?' * 16)})"
