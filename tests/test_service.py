@@ -339,3 +339,43 @@ def _listening_addresses(port: int) -> set[str]:
         if state == "0A" and int(port_hex, 16) == port:
             found.add(address)
     return found
+
+
+def test_an_add_past_its_timeout_is_answered_503_and_still_lands(tmp_path: Path) -> None:
+    """The add route awaits the writer on the event loop: past ``add_timeout`` the client is
+    told to retry (503, Retry-After), and the add itself is not cancelled: it lands once the
+    writer gets to it. A real uvicorn server in a thread, whose store the test holds."""
+    import threading
+
+    import uvicorn
+
+    from neardup.service.app import create_app
+    from neardup.service.settings import ServiceConfig
+    from neardup.store import open_store
+
+    port = _free_port()
+    with open_store(tmp_path / "s") as store:
+        app = create_app(ServiceConfig(token=TOKEN, add_timeout=0.5), store)
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                               log_level="warning"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        running = Server(f"http://127.0.0.1:{port}", None, tmp_path / "s")  # type: ignore[arg-type]
+        try:
+            with store._mutex:                                # the writer cannot commit
+                status, head, answer = call(running, "POST", "/v1/documents",
+                                            {"documents": [_doc("late", 5)]})
+                assert status == 503 and answer["error"]["type"] == "timeout", answer
+                assert head["retry-after"] == "5"
+            deadline = time.monotonic() + 20
+            while store.document("late") is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert store.document("late") is not None        # the add went on
+            again = call(running, "POST", "/v1/documents", {"documents": [_doc("late", 5)]})
+            assert again[2]["documents"][0]["status"] == "already-stored"
+        finally:
+            server.should_exit = True
+            thread.join(20)

@@ -9,13 +9,13 @@ the one writer thread, which commits queued adds together (group commit)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import dataclasses
 import functools
 import tempfile
 from collections.abc import AsyncIterator
-from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -79,7 +79,12 @@ class _State:
     metrics: Metrics
 
 
-def _state(request: Request) -> _State:
+async def _state(request: Request) -> _State:
+    """The service's state (a coroutine: FastAPI would run a plain function in a thread)."""
+    return _attached(request)
+
+
+def _attached(request: Request) -> _State:
     state = getattr(request.app.state, "neardup", None)
     if state is None:
         raise Problem(503, "not_ready", "the service has no store attached")
@@ -87,10 +92,10 @@ def _state(request: Request) -> _State:
     return state
 
 
-def _writer_token(request: Request,
-                  authorization: Annotated[str | None, Header()] = None) -> None:
+async def _writer_token(request: Request,
+                        authorization: Annotated[str | None, Header()] = None) -> None:
     """Writes need ``Authorization: Bearer <token>``."""
-    check_token(_state(request).config.token, authorization, "a write")
+    check_token(_attached(request).config.token, authorization, "a write")
 
 
 async def _reader_token(request: Request) -> None:
@@ -99,8 +104,8 @@ async def _reader_token(request: Request) -> None:
     path = request.scope.get("path", "")
     if not (path.startswith("/v1/") or path == "/metrics"):
         return
-    if not _state(request).config.public_reads:
-        check_token(_state(request).config.token, request.headers.get("authorization"),
+    if not _attached(request).config.public_reads:
+        check_token(_attached(request).config.token, request.headers.get("authorization"),
                     "a read")
 
 
@@ -246,7 +251,7 @@ def _from_warc(encoded: str, position: int) -> Document | str:
 def _write_routes(app: FastAPI) -> None:
     @app.post("/v1/documents", response_model=AddAnswer, responses=ERRORS,
               dependencies=[Depends(_writer_token)], summary="Add documents (token required)")
-    def add_documents(body: AddRequest, request: Request, state: StateDep) -> Any:
+    async def add_documents(body: AddRequest, request: Request, state: StateDep) -> Any:
         if len(body.documents) > state.config.max_documents:
             raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
                           f"most {state.config.max_documents} per request")
@@ -255,10 +260,11 @@ def _write_routes(app: FastAPI) -> None:
         docs, slots = _documents(body.documents)
         outcomes: list[tuple[str, int, bool]] = []
         if docs:
-            future = state.writer.submit(docs, body.sweep)
-            try:
-                outcomes = future.result(timeout=state.config.add_timeout)
-            except FutureTimeout:
+            committed = asyncio.wrap_future(state.writer.submit(docs, body.sweep))
+            try:   # awaited on the event loop; shielded: a timeout never cancels the add
+                outcomes = await asyncio.wait_for(asyncio.shield(committed),
+                                                  state.config.add_timeout)
+            except TimeoutError:
                 raise Problem(503, "timeout", "the add is still queued; retry it (adds are "
                               "idempotent)", {"Retry-After": "5"}) from None
         answers, results = [], iter(outcomes)
