@@ -143,3 +143,62 @@ def test_a_dead_reader_stops_the_service_naming_it(tmp_path: Path) -> None:
         stop_server(running)
     assert code != 0
     assert "neardup-reader-" in message and "died (exit code -9)" in message, message
+
+
+def test_a_readers_link_keeps_its_connection_and_resends_on_one_the_writer_closed(
+        tmp_path: Path) -> None:
+    """WriterLink against a real Unix-socket server: consecutive adds share one connection;
+    when the server drops a kept connection (its keep-alive timeout), the next add is sent
+    again on a new one and answered; an answer without Content-Length is an error naming
+    the writer's socket."""
+    import asyncio
+
+    from neardup.errors import OutputError
+    from neardup.service.readers import WriterLink
+
+    path = str(tmp_path / "writer.sock")
+    opened: list[int] = []
+    bodies: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        opened.append(1)
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                break
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            bodies.append(await reader.readexactly(length))
+            reply = b'{"ok": %d}' % len(bodies)
+            if bodies[-1] == b"no-length":
+                writer.write(b"HTTP/1.1 200 OK\r\n\r\n" + reply)
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                             b"content-length: %d\r\n\r\n" % len(reply) + reply)
+            await writer.drain()
+            if bodies[-1] == b"then-close":           # as a keep-alive timeout would
+                break
+        writer.close()
+
+    async def scenario() -> list[object]:
+        server = await asyncio.start_unix_server(answer, path)
+        link = WriterLink(path, timeout=10)
+        found: list[object] = []
+        for body in (b"one", b"two", b"then-close", b"three"):
+            found.append(await link.add(body, "Bearer t"))
+        found.append(len(opened))
+        try:
+            await link.add(b"no-length", None)
+        except OutputError as error:
+            found.append(str(error))
+        link.close()
+        server.close()
+        await asyncio.sleep(0.1)                     # the server's handlers see the ends
+        return found
+
+    *answers, connections, error = asyncio.run(scenario())
+    assert [a[2] for a in answers] == [b'{"ok": 1}', b'{"ok": 2}', b'{"ok": 3}', b'{"ok": 4}']
+    assert answers[0][:2] == (200, [(b"content-type", b"application/json")])
+    assert bodies[:4] == [b"one", b"two", b"then-close", b"three"]
+    assert connections == 2          # one until the server closed it, one after
+    assert path in str(error) and "Content-Length" in str(error)

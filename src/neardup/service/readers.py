@@ -55,47 +55,93 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class WriterLink:
-    """The way from a reader process to the writer process: an add's body, passed on."""
+    """The way from a reader process to the writer process: an add's body, passed on over
+    connections kept open between adds (opening one per add cost a reader as much as the
+    rest of passing it on)."""
+
+    KEPT = 16
+    """Idle connections kept at most."""
 
     def __init__(self, path: str, timeout: float) -> None:
         self.path = path
         self.timeout = timeout
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def add(self, body: bytes, authorization: str | None
                   ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """(status, headers worth passing on, body) of the writer's answer to an add."""
-        head = (f"POST {ADD_PATH} HTTP/1.1\r\nHost: writer\r\nConnection: close\r\n"
+        """(status, headers worth passing on, body) of the writer's answer to an add. On a
+        kept connection that the writer closed meanwhile (nothing came back), the add is sent
+        once more on a new one: adds are idempotent."""
+        head = (f"POST {ADD_PATH} HTTP/1.1\r\nHost: writer\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n" +
                 ("" if authorization is None else f"Authorization: {authorization}\r\n") +
                 "\r\n").encode("latin-1")
         try:
             async with asyncio.timeout(self.timeout):
-                reader, writer = await asyncio.open_unix_connection(self.path)
-                try:
-                    writer.write(head + body)
-                    answer = await reader.read()
-                finally:
-                    writer.close()
-            return _response(answer)
+                while self._idle:
+                    answer = await self._exchange(self._idle.pop(), head + body)
+                    if answer is not None:
+                        return answer
+                answer = await self._exchange(
+                    await asyncio.open_unix_connection(self.path), head + body)
+                if answer is None:
+                    raise ConnectionResetError("the writer closed the connection")
+                return answer
         except (OSError, TimeoutError, ValueError) as error:
             raise OutputError(f"the store's writer process ({self.path}): "
                               f"{getattr(error, 'strerror', None) or error or 'no answer'}"
                               ) from error
 
+    def close(self) -> None:
+        """Close the kept connections."""
+        while self._idle:
+            self._idle.pop()[1].close()
 
-def _response(answer: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """Status, the headers passed on, and body of a whole HTTP/1.1 answer (read to EOF)."""
-    head, separator, body = answer.partition(b"\r\n\r\n")
-    if not separator:
-        raise ValueError(f"a cut answer ({len(answer)} bytes)")
-    lines = head.split(b"\r\n")
+    async def _exchange(self, connection: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+                        request: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
+        """The answer to ``request`` on ``connection`` (kept for the next add unless the
+        writer closes it); None if the connection ended before any answer."""
+        reader, writer = connection
+        try:
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+            return None
+        except BaseException:
+            writer.close()
+            raise
+        try:
+            status, headers, length, closing = _head(head)
+            answer = await reader.readexactly(length)
+        except BaseException:
+            writer.close()
+            raise
+        if closing or len(self._idle) >= self.KEPT:
+            writer.close()
+        else:
+            self._idle.append(connection)
+        return status, headers, answer
+
+
+def _head(head: bytes) -> tuple[int, list[tuple[bytes, bytes]], int, bool]:
+    """Status, the headers passed on, the body's length and whether the writer closes the
+    connection, from an HTTP/1.1 answer's head."""
+    lines = head.rstrip(b"\r\n").split(b"\r\n")
     status = int(lines[0].split()[1])
-    headers = []
+    headers, length, closing = [], None, False
     for line in lines[1:]:
         name, _, value = line.partition(b":")
-        if name.strip().lower() in PASSED_ON:
-            headers.append((name.strip().lower(), value.strip()))
-    return status, headers, body
+        name, value = name.strip().lower(), value.strip()
+        if name in PASSED_ON:
+            headers.append((name, value))
+        elif name == b"content-length":
+            length = int(value)
+        elif name == b"connection":
+            closing = value.lower() == b"close"
+    if length is None:
+        raise ValueError("an answer without Content-Length")
+    return status, headers, length, closing
 
 
 class ForwardAdds:
