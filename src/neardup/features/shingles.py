@@ -15,7 +15,7 @@ from neardup._types import U8, U64
 from neardup.text.compiled import njit
 
 __all__ = ["distinct", "fmix64", "shingle_hashes", "shingle_set", "shingle_set_of_tokens",
-           "token_hashes"]
+           "shingles_of_tokens", "token_hashes"]
 
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -82,6 +82,12 @@ def token_hashes(canonical: bytes | str) -> U64:
 def shingle_hashes(canonical: bytes | str, width: int, seed: int = 0) -> U64:
     """Hashes of every w-shingle of a canonical text, in order, repeats included."""
     return _shingles(token_hashes(canonical), width, np.uint64(seed))
+
+
+def shingles_of_tokens(tokens: U64, width: int, seed: int = 0) -> U64:
+    """Hashes of every w-shingle, in order, repeats included, from a canonical text's token
+    hashes: ``shingle_hashes`` of the text without scanning its bytes again."""
+    return _shingles(tokens, width, np.uint64(seed))
 
 
 def distinct(values: U64) -> U64:

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from neardup._types import F64, U64
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
-from neardup.features.shingles import distinct, shingle_hashes
+from neardup.features.shingles import _shingles, distinct, shingle_hashes
 from neardup.text.compiled import njit
 from neardup.text.stemming import filter_terms, stemmer
 from neardup.text.stopwords import stop_words
@@ -46,6 +46,31 @@ def _majority_counters(hashes: U64) -> F64:
         for bit in range(64):
             ones[bit] += np.int64((h >> np.uint64(bit)) & np.uint64(1))
     return (2 * ones - hashes.size).astype(np.float64)
+
+
+@njit(cache=True)
+def _token_simhash(tokens: U64, width: int, seed: np.uint64,
+                   binary: bool) -> np.uint64:  # pragma: no cover - compiled
+    """The simhash of the w-shingles of ``tokens`` (token hashes) with equal weights, each
+    distinct shingle once (``binary``) or each occurrence (tf): ``_signs`` of
+    ``_majority_counters`` of the shingles, in one call."""
+    features = _shingles(tokens, width, seed)
+    if binary:
+        features = np.sort(features)
+    ones = np.zeros(64, dtype=np.int64)
+    count = 0
+    for index in range(features.size):
+        h = features[index]
+        if binary and index > 0 and h == features[index - 1]:
+            continue
+        count += 1
+        for bit in range(64):
+            ones[bit] += np.int64((h >> np.uint64(bit)) & np.uint64(1))
+    fingerprint = np.uint64(0)
+    for bit in range(64):
+        if 2 * ones[bit] - count > 0:
+            fingerprint |= np.uint64(1) << np.uint64(bit)
+    return fingerprint
 
 
 @njit(cache=True)
@@ -100,3 +125,14 @@ class SimHash:
         if self.config.weighting == "binary":
             features = distinct(features)
         return int(_signs(_majority_counters(features)))
+
+    def of_tokens(self, tokens: U64, canonical: bytes) -> int:
+        """:meth:`of_canonical` from the canonical text's token hashes (``canonical_tokens``),
+        without scanning the text again; the text itself when stop words or stemming change
+        its tokens."""
+        config = self.config
+        if config.stop_words is not None or config.stemming is not None:
+            return self.of_canonical(canonical)
+        shingles = config.shingles
+        return int(_token_simhash(tokens, shingles.width, np.uint64(shingles.seed),
+                                  config.weighting == "binary"))

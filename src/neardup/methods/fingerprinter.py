@@ -8,6 +8,7 @@ of shingle hashes used to verify candidate pairs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Generic, overload
 
 from neardup._types import U64
@@ -85,7 +86,9 @@ class Fingerprinter(Generic[F]):
     Besides the shared fields, the near-duplicate method of the config may compute its own
     per-document features (``DocumentPrints.features``, of the type its unit declares, see
     :mod:`neardup.methods.registry`); ``features`` replaces them with any extractor of
-    (document, text, canonical bytes).
+    (document, text, canonical bytes). An extractor with an ``of_tokens`` method (the same
+    arguments and the text's token hashes, as ``canonical_tokens`` gives them) is called
+    through it, so that it need not scan the canonical text again.
     """
 
     @overload
@@ -100,6 +103,9 @@ class Fingerprinter(Generic[F]):
             if isinstance(join_of(config), HammingTables) else None
         self.signer = signer_of(config)
         self.features = features if features is not None else _method_features(config)
+        of_tokens = getattr(self.features, "of_tokens", None)
+        self._token_features: Callable[[Document, str, bytes, U64], F] | None = \
+            of_tokens if callable(of_tokens) else None
         self.two_views = len(config.views) > 1
         self.signs_verify_sets = self.signer is not None and \
             config.of(MinHashConfig).shingles == config.verify_shingles
@@ -112,6 +118,12 @@ class Fingerprinter(Generic[F]):
         if self.signs_verify_sets:
             return self.signer.of_shingles(shingles)
         return self.signer.of_canonical(canonical)
+
+    def _features(self, doc: Document, text: str, canonical: bytes, tokens: U64) -> F | None:
+        """The extractor's features of one view (None without an extractor)."""
+        if self._token_features is not None:
+            return self._token_features(doc, text, canonical, tokens)
+        return self.features(doc, text, canonical) if self.features else None
 
     def __call__(self, doc: Document) -> Prints[F]:
         if doc.revisit_of is not None:
@@ -140,9 +152,9 @@ class Fingerprinter(Generic[F]):
         verify = self.config.verify_shingles
         shingles = shingle_set_of_tokens(tokens, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
-        simhash = self.simhash.of_canonical(canonical) if self.simhash is not None else 0
+        simhash = self.simhash.of_tokens(tokens, canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
-        found = self.features(doc, text, canonical) if features and self.features else None
+        found = self._features(doc, text, canonical, tokens) if features else None
         started, extracted = timed
         return Prints(
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,

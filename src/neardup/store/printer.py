@@ -41,7 +41,20 @@ class SketchOf:
     def __call__(self, doc: Document, text: str, canonical: bytes) -> StoreFeatures | None:
         if not canonical:
             return None
-        hashes = self.sketcher.shingles_of(canonical)
+        return self._of_shingles(self.sketcher.shingles_of(canonical))
+
+    def of_tokens(self, doc: Document, text: str, canonical: bytes,
+                  tokens: U64) -> StoreFeatures | None:
+        """The same features from the canonical text's token hashes (``canonical_tokens``):
+        the text is not scanned again."""
+        if not canonical:
+            return None
+        if self.keep_shingles:
+            return self._of_shingles(self.sketcher.shingles_of_tokens(tokens))
+        sketch, modulus = self.sketcher.with_modulus_of_tokens(tokens)
+        return StoreFeatures(sketch, modulus)
+
+    def _of_shingles(self, hashes: U64) -> StoreFeatures:
         sketch, modulus = self.sketcher.with_modulus(hashes)
         return StoreFeatures(sketch, modulus, distinct(hashes) if self.keep_shingles else None)
 
