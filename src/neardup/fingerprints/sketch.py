@@ -56,14 +56,13 @@ __all__ = [
 
 
 @njit(cache=True, interpretable=True)
-def _permuted_shingles(tokens: U64, width: int, seed: np.uint64, mask: np.uint64, a: U64,
-                       b: U64, shift: np.uint64,
-                       modulus: np.uint64) -> U64:  # pragma: no cover - compiled
-    """pi of each w-shingle of ``tokens`` (token hashes), in order, keeping the values
-    divisible by ``modulus`` (1: all): :meth:`Sketcher.permute` of the shingle hashes, in one
-    pass without the intermediate arrays."""
+def _permuted_set(tokens: U64, width: int, seed: np.uint64, mask: np.uint64, a: U64, b: U64,
+                  shift: np.uint64, modulus: np.uint64) -> U64:  # pragma: no cover - compiled
+    """The distinct values, sorted, of pi of the w-shingles of ``tokens`` (token hashes) that
+    are divisible by ``modulus`` (1: all): ``distinct`` of :meth:`Sketcher.permute` of the
+    shingle hashes, in one pass without the intermediate arrays."""
     shingles = _shingles(tokens, width, seed)
-    out = np.empty(shingles.size, dtype=np.uint64)
+    kept = np.empty(shingles.size, dtype=np.uint64)
     count = 0
     for index in range(shingles.size):
         x = shingles[index] & mask
@@ -71,9 +70,15 @@ def _permuted_shingles(tokens: U64, width: int, seed: np.uint64, mask: np.uint64
         x ^= x >> shift
         x = (x * a[1] + b[1]) & mask
         if x % modulus == 0:
-            out[count] = x
+            kept[count] = x
             count += 1
-    return out[:count]
+    ordered = np.sort(kept[:count])
+    count = min(ordered.size, 1)
+    for index in range(1, ordered.size):
+        if ordered[index] != ordered[count - 1]:
+            ordered[count] = ordered[index]
+            count += 1
+    return ordered[:count].copy()
 
 
 def modulus_for(shingle_count: int, config: SketchConfig) -> int:
@@ -142,12 +147,10 @@ class Sketcher:
         config = self.config
         fixed = config.kind == "mod" and not config.adaptive
         shingles = config.shingles
-        permuted = _permuted_shingles(tokens, shingles.width, np.uint64(shingles.seed),
-                                      self._mask, self._a, self._b, self._shift,
-                                      np.uint64(config.size if fixed else 1))
-        if fixed:
-            return distinct(permuted), config.size
-        return self._sample(distinct(permuted))
+        values = _permuted_set(tokens, shingles.width, np.uint64(shingles.seed), self._mask,
+                               self._a, self._b, self._shift,
+                               np.uint64(config.size if fixed else 1))
+        return (values, config.size) if fixed else self._sample(values)
 
     def _sample(self, values: U64) -> tuple[U64, int]:
         """The sketch of the distinct permuted values of a set (MIN_s, adaptive MOD_m)."""
