@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -20,7 +20,6 @@ from neardup.cli.text_options import extract_options, text_config
 from neardup.cluster.sweeps import lost_and_found_report, most_recent_url
 from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TemplateConfig, TextConfig
 from neardup.document import Document
-from neardup.engine.query import SparkOptions, batch_query, write_matches
 from neardup.errors import OutputError, SourceError
 from neardup.index.planner import plan
 from neardup.methods.workers import default_workers
@@ -29,6 +28,9 @@ from neardup.sources.location import is_url
 from neardup.store import Store, StoreMatch, open_store
 from neardup.store.urls import sightings as store_sightings
 from neardup.store.urls import similar_to_url, url_cluster
+
+if TYPE_CHECKING:
+    from neardup.engine.query import SparkOptions
 
 __all__ = ["compact_command", "index_command", "lost_and_found_command", "query_command"]
 
@@ -261,6 +263,8 @@ def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url
                 containment is not None or cluster or explain or host_templates or not files:
             raise click.UsageError("--batch takes input FILES... (no --text, --url, sketch "
                                    "search, --cluster or --explain)")
+        from neardup.engine.query import SparkOptions  # the batch engine: not for index
+
         spark = SparkOptions(spark_master, partitions)
         _batch(files, store_dir, k, engine, spark, out, workers, media, as_json,
                row_fields(**names))
@@ -306,6 +310,8 @@ def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url
 def _batch(files: tuple[str, ...], store_dir: Path, k: int | None, engine: str,
            spark: SparkOptions, out: Path | None, workers: int, media: str,
            as_json: bool, fields: RowFields) -> None:
+    from neardup.engine.query import batch_query, write_matches
+
     for path in files:
         if path != "-" and not is_url(path) and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")
