@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -33,6 +35,9 @@ if TYPE_CHECKING:
     from neardup.engine.query import SparkOptions
 
 __all__ = ["compact_command", "index_command", "lost_and_found_command", "query_command"]
+
+COLLECT_EVERY = 50_000
+"""Allocations between two young-generation collections while ``index`` adds documents."""
 
 STORE_OPTION = click.option("--store", "store_dir", required=True,
                             type=click.Path(path_type=Path), help="The store directory.")
@@ -129,7 +134,7 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
     try:
         with open_store(store_dir, config) as store:
             before.append(len(store))
-            with progress_counter("index") as progress:
+            with progress_counter("index") as progress, _rare_collections():
                 report = store.add(reader, sweep=sweep, workers=workers or default_workers(),
                                    progress=progress)
             for warning in report.warnings:
@@ -157,6 +162,20 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                    f"{_count(summary['segments'], 'segment')}); {report.already_stored:,} "
                    f"already-stored (same id and bytes, skipped); {report.matched_stored:,} had a "
                    f"near-copy stored before, {report.matched_in_batch:,} one added with them")
+
+
+@contextmanager
+def _rare_collections() -> Iterator[None]:
+    """Python's cyclic garbage collector run less often while documents stream in: an add
+    allocates millions of small objects that reference counting frees, and at the default
+    threshold (700 allocations) the collector ran 2,300 times over 100k documents, 1.9 of 29
+    CPU s. A process setting: the command's, not the library's."""
+    before = gc.get_threshold()
+    gc.set_threshold(COLLECT_EVERY, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _template_config(enabled: bool | None, share: float | None,
