@@ -73,18 +73,6 @@ def _shingles(tokens: U64, width: int, seed: np.uint64) -> U64:  # pragma: no co
     return out
 
 
-@njit(cache=True, interpretable=True)
-def _shingle_set(tokens: U64, width: int, seed: np.uint64) -> U64:  # pragma: no cover - compiled
-    """The distinct w-shingle hashes of ``tokens``, sorted (``distinct`` of ``_shingles``)."""
-    ordered = np.sort(_shingles(tokens, width, seed))
-    count = min(ordered.size, 1)
-    for index in range(1, ordered.size):
-        if ordered[index] != ordered[count - 1]:
-            ordered[count] = ordered[index]
-            count += 1
-    return ordered if count == ordered.size else ordered[:count].copy()  # no spare buffer kept
-
-
 def token_hashes(canonical: bytes | str) -> U64:
     """64-bit hashes of the tokens of a canonical text (see :mod:`neardup.text.canonical`)."""
     data = canonical.encode("utf-8") if isinstance(canonical, str) else canonical
@@ -121,4 +109,4 @@ def shingle_set(canonical: bytes | str, width: int, seed: int = 0) -> U64:
 def shingle_set_of_tokens(tokens: U64, width: int, seed: int = 0) -> U64:
     """The set S(D, w) from a canonical text's token hashes (``token_hashes`` of it, or the
     second value of :func:`neardup.features.tokens.canonical_tokens`)."""
-    return _shingle_set(tokens, width, np.uint64(seed))
+    return distinct(_shingles(tokens, width, np.uint64(seed)))

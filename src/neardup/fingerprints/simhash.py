@@ -49,28 +49,59 @@ def _majority_counters(hashes: U64) -> F64:
 
 
 @njit(cache=True)
+def _without_repeats(values: U64) -> U64:  # pragma: no cover - compiled
+    """Each distinct value once, in no particular order (an open-addressing table: the
+    values are hashes, their low bits spread them; a sort costs three times as much)."""
+    size = 1
+    while size < 2 * values.size:
+        size *= 2
+    table = np.empty(size, dtype=np.uint64)
+    used = np.zeros(size, dtype=np.bool_)
+    out = np.empty(values.size, dtype=np.uint64)
+    count = 0
+    mask = np.uint64(size - 1)
+    for value in values:
+        slot = np.int64(value & mask)
+        while used[slot] and table[slot] != value:
+            slot = (slot + 1) & np.int64(size - 1)
+        if not used[slot]:
+            used[slot] = True
+            table[slot] = value
+            out[count] = value
+            count += 1
+    return out[:count]
+
+
+@njit(cache=True)
+def _majority(hashes: U64) -> np.uint64:  # pragma: no cover - compiled
+    """``_signs(_majority_counters(hashes))``: bit i set where more hashes have it than not.
+    The bits are counted eight at a time, in the bytes of eight 64-bit accumulators (each
+    byte counts one bit position over at most 255 hashes)."""
+    ones = np.zeros(64, dtype=np.int64)
+    spread = np.uint64(0x0101010101010101)
+    for start in range(0, hashes.size, 255):
+        packed = np.zeros(8, dtype=np.uint64)
+        for index in range(start, min(start + 255, hashes.size)):
+            h = hashes[index]
+            for j in range(8):
+                packed[j] += (h >> np.uint64(j)) & spread
+        for j in range(8):
+            for byte in range(8):
+                ones[8 * byte + j] += np.int64((packed[j] >> np.uint64(8 * byte)) & np.uint64(255))
+    fingerprint = np.uint64(0)
+    for bit in range(64):
+        if 2 * ones[bit] - hashes.size > 0:
+            fingerprint |= np.uint64(1) << np.uint64(bit)
+    return fingerprint
+
+
+@njit(cache=True)
 def _token_simhash(tokens: U64, width: int, seed: np.uint64,
                    binary: bool) -> np.uint64:  # pragma: no cover - compiled
     """The simhash of the w-shingles of ``tokens`` (token hashes) with equal weights, each
-    distinct shingle once (``binary``) or each occurrence (tf): ``_signs`` of
-    ``_majority_counters`` of the shingles, in one call."""
+    distinct shingle once (``binary``) or each occurrence (tf), in one call."""
     features = _shingles(tokens, width, seed)
-    if binary:
-        features = np.sort(features)
-    ones = np.zeros(64, dtype=np.int64)
-    count = 0
-    for index in range(features.size):
-        h = features[index]
-        if binary and index > 0 and h == features[index - 1]:
-            continue
-        count += 1
-        for bit in range(64):
-            ones[bit] += np.int64((h >> np.uint64(bit)) & np.uint64(1))
-    fingerprint = np.uint64(0)
-    for bit in range(64):
-        if 2 * ones[bit] - count > 0:
-            fingerprint |= np.uint64(1) << np.uint64(bit)
-    return fingerprint
+    return _majority(_without_repeats(features) if binary else features)
 
 
 @njit(cache=True)
