@@ -105,7 +105,7 @@ def test_store_prints_are_the_old_ones_on_real_pages(shared_data: Path,
                              strict=True):
         assert (new.simhash, new.identical, new.lexical, new.shingle, new.tokens) == \
                (old.simhash, old.identical, old.lexical, old.shingle, old.tokens), doc.id
-        np.testing.assert_array_equal(new.shingles, old.shingles)
+        assert new.shingles.size == 0  # a store keeps no verification set
         _same_features(features_of(new), features_of(old))
         canonical, _ = canonical_tokens(_text_of(doc))
         assert new.simhash == simhash.of_canonical(canonical)  # the old path, called as it was

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Generic, overload
 
+import numpy as np
+
 from neardup._types import U64
 from neardup.config import DedupConfig, Extractor, MinHashConfig, SimHashMethod
 from neardup.document import Document
@@ -26,7 +28,11 @@ from neardup.text.extract import extract, require_extractor, views
 from neardup.text.html import decode_payload, parse_page
 from neardup.text.words import segment_thai
 
-__all__ = ["ARTICLE_TOKENS", "DocumentPrints", "Fingerprinter", "document_text"]
+__all__ = ["ARTICLE_TOKENS", "NO_SHINGLES", "DocumentPrints", "Fingerprinter", "document_text"]
+
+NO_SHINGLES: U64 = np.empty(0, dtype=np.uint64)
+NO_SHINGLES.flags.writeable = False
+"""The verification set of prints made without one (``verify_sets=False``)."""
 
 ARTICLE_TOKENS = 50
 """The fewest tokens of article text that make a page's article view: below it, a page is
@@ -92,13 +98,20 @@ class Fingerprinter(Generic[F]):
     """
 
     @overload
-    def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None) -> None: ...
+    def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None, *,
+                 verify_sets: bool = True) -> None: ...
     @overload
-    def __init__(self, config: DedupConfig, features: FeatureExtractor[F]) -> None: ...
+    def __init__(self, config: DedupConfig, features: FeatureExtractor[F], *,
+                 verify_sets: bool = True) -> None: ...
 
-    def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None) -> None:
+    def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None, *,
+                 verify_sets: bool = True) -> None:
+        """``verify_sets``: the prints keep the verification shingle set (the batch engine
+        verifies pairs on it; a store, which keeps only the exact-level hash made from it,
+        leaves it out, its batches holding and its workers pickling a tenth of the bytes)."""
         require_extractor(config.text.extract)
         self.config = config
+        self.verify_sets = verify_sets
         self.simhash = SimHash(config.of(SimHashMethod).simhash) \
             if isinstance(join_of(config), HammingTables) else None
         self.signer = signer_of(config)
@@ -160,7 +173,8 @@ class Fingerprinter(Generic[F]):
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
             fetched=doc.fetched, length=len(doc.raw), text_chars=len(text), tokens=tokens.size,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
-            simhash=simhash, signature=signature, shingles=shingles, features=found, links=links,
+            simhash=simhash, signature=signature, features=found, links=links,
+            shingles=shingles if self.verify_sets else NO_SHINGLES,
             extract_seconds=extracted - started, article=article,
             fingerprint_seconds=time.perf_counter() - extracted if timed[1] else 0.0,
         )
