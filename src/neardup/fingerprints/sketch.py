@@ -108,6 +108,10 @@ class Sketcher:
         self._a = multipliers & self._mask
         self._b = offsets & self._mask
         self._shift = np.uint64(config.bits // 2)
+        self._fixed = config.kind == "mod" and not config.adaptive
+        """MOD_m with one modulus: the sample is kept as the shingles are permuted."""
+        self._seed = np.uint64(config.shingles.seed)
+        self._modulus = np.uint64(config.size if self._fixed else 1)
 
     @property
     def tag(self) -> str:
@@ -149,12 +153,9 @@ class Sketcher:
         (``canonical_tokens``): the text is not scanned again, and a fixed MOD_m sample is
         kept as the shingles are permuted."""
         config = self.config
-        fixed = config.kind == "mod" and not config.adaptive
-        shingles = config.shingles
-        values = _permuted_sample(tokens, shingles.width, np.uint64(shingles.seed),
-                                  self._mask, self._a, self._b, self._shift,
-                                  np.uint64(config.size if fixed else 1), fixed)
-        return (values, config.size) if fixed else self._sample(distinct(values))
+        values = _permuted_sample(tokens, config.shingles.width, self._seed, self._mask,
+                                  self._a, self._b, self._shift, self._modulus, self._fixed)
+        return (values, config.size) if self._fixed else self._sample(distinct(values))
 
     def _sample(self, values: U64) -> tuple[U64, int]:
         """The sketch of the distinct permuted values of a set (MIN_s, adaptive MOD_m)."""

@@ -137,8 +137,12 @@ def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues],
     names: dict[int, str] = {}
     columns: list[tuple[int, int, U64]] = []
     counted = []
+    keys: dict[str | None, int] = {}  # a batch has few hosts, each hashed once
     for page, doc in zip(pages, docs, strict=True):
-        key, shingle = signed(host_key(page.host)), signed(page.shingle)
+        key = keys.get(page.host)
+        if key is None:
+            key = keys[page.host] = signed(host_key(page.host))
+        shingle = signed(page.shingle)
         if not page.tokens or key == NO_HOST or shingle in known:
             continue
         known.add(shingle)
