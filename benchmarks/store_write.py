@@ -10,12 +10,18 @@ and beside the store's size on disk: a write path whose bytes per document stay 
 to 100k documents does not rewrite the store at each batch.
 
     python benchmarks/store_write.py [--documents 20000 100000] [--rounds 1]
-        [--baseline-src /tmp/main-src]
+        [--baseline-src /tmp/main-src] [--lock /work/notes/heavy.lock]
+
+``--lock FILE`` holds an exclusive lock on FILE for each ``neardup index`` run alone (the
+machine's shared lock for heavy benchmarks: one configuration per hold, released between
+runs), the corpus being written outside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -24,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +54,20 @@ def _counters(path: Path) -> dict[str, int]:
 
 def _size(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+@contextlib.contextmanager
+def held(lock: Path | None) -> Iterator[None]:
+    """An exclusive lock on ``lock`` for the block (nothing when None)."""
+    if lock is None:
+        yield
+        return
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def index_run(src: Path, corpus: Path, work: Path) -> dict[str, Any]:
@@ -86,6 +107,8 @@ def main() -> None:
     parser.add_argument("--documents", type=int, nargs="+", default=[20_000, 100_000])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--baseline-src", type=Path, default=None)
+    parser.add_argument("--lock", type=Path, default=None,
+                        help="hold an exclusive lock on this file for each index run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="store-write-") as tmp:
         results = run(args, Path(tmp))
@@ -102,7 +125,9 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         write_corpus(corpus, count, seed=7)
         for _ in range(args.rounds):                  # interleaved: tree, baseline, tree, ...
             for name, src in trees.items():
-                runs[name].setdefault(count, []).append(index_run(src, corpus, work))
+                with held(args.lock):
+                    row = index_run(src, corpus, work)
+                runs[name].setdefault(count, []).append(row)
         corpus.unlink()
     medians = {name: {str(n): _medians(rows) for n, rows in by_count.items()}
                for name, by_count in runs.items()}

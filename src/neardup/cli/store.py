@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -20,7 +22,6 @@ from neardup.cli.text_options import extract_options, text_config
 from neardup.cluster.sweeps import lost_and_found_report, most_recent_url
 from neardup.config import EXTRACTORS, StoreConfig, TableSpec, TemplateConfig, TextConfig
 from neardup.document import Document
-from neardup.engine.query import SparkOptions, batch_query, write_matches
 from neardup.errors import OutputError, SourceError
 from neardup.index.planner import plan
 from neardup.methods.workers import default_workers
@@ -30,7 +31,13 @@ from neardup.store import Store, StoreMatch, open_store
 from neardup.store.urls import sightings as store_sightings
 from neardup.store.urls import similar_to_url, url_cluster
 
+if TYPE_CHECKING:
+    from neardup.engine.query import SparkOptions
+
 __all__ = ["compact_command", "index_command", "lost_and_found_command", "query_command"]
+
+COLLECT_EVERY = 50_000
+"""Allocations between two young-generation collections while ``index`` adds documents."""
 
 STORE_OPTION = click.option("--store", "store_dir", required=True,
                             type=click.Path(path_type=Path), help="The store directory.")
@@ -127,7 +134,7 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
     try:
         with open_store(store_dir, config) as store:
             before.append(len(store))
-            with progress_counter("index") as progress:
+            with progress_counter("index") as progress, _rare_collections():
                 report = store.add(reader, sweep=sweep, workers=workers or default_workers(),
                                    progress=progress)
             for warning in report.warnings:
@@ -155,6 +162,20 @@ def index_command(inputs: tuple[str, ...], store_dir: Path, sweep: str | None,
                    f"{_count(summary['segments'], 'segment')}); {report.already_stored:,} "
                    f"already-stored (same id and bytes, skipped); {report.matched_stored:,} had a "
                    f"near-copy stored before, {report.matched_in_batch:,} one added with them")
+
+
+@contextmanager
+def _rare_collections() -> Iterator[None]:
+    """Python's cyclic garbage collector run less often while documents stream in: an add
+    allocates millions of small objects that reference counting frees, and at the default
+    threshold (700 allocations) the collector ran 2,300 times over 100k documents, 1.9 of 29
+    CPU s. A process setting: the command's, not the library's."""
+    before = gc.get_threshold()
+    gc.set_threshold(COLLECT_EVERY, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _template_config(enabled: bool | None, share: float | None,
@@ -261,6 +282,8 @@ def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url
                 containment is not None or cluster or explain or host_templates or not files:
             raise click.UsageError("--batch takes input FILES... (no --text, --url, sketch "
                                    "search, --cluster or --explain)")
+        from neardup.engine.query import SparkOptions  # the batch engine: not for index
+
         spark = SparkOptions(spark_master, partitions)
         _batch(files, store_dir, k, engine, spark, out, workers, media, as_json,
                row_fields(**names))
@@ -306,6 +329,8 @@ def query_command(files: tuple[str, ...], store_dir: Path, text: str | None, url
 def _batch(files: tuple[str, ...], store_dir: Path, k: int | None, engine: str,
            spark: SparkOptions, out: Path | None, workers: int, media: str,
            as_json: bool, fields: RowFields) -> None:
+    from neardup.engine.query import batch_query, write_matches
+
     for path in files:
         if path != "-" and not is_url(path) and not Path(path).exists() and "*" not in path:
             raise SourceError(path, "no such file or directory")

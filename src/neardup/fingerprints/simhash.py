@@ -19,7 +19,7 @@ import numpy.typing as npt
 from neardup._types import F64, U64
 from neardup.config import SimHashConfig
 from neardup.errors import ConfigError
-from neardup.features.shingles import distinct, shingle_hashes
+from neardup.features.shingles import _shingles, distinct, shingle_hashes
 from neardup.text.compiled import njit
 from neardup.text.stemming import filter_terms, stemmer
 from neardup.text.stopwords import stop_words
@@ -46,6 +46,62 @@ def _majority_counters(hashes: U64) -> F64:
         for bit in range(64):
             ones[bit] += np.int64((h >> np.uint64(bit)) & np.uint64(1))
     return (2 * ones - hashes.size).astype(np.float64)
+
+
+@njit(cache=True)
+def _without_repeats(values: U64) -> U64:  # pragma: no cover - compiled
+    """Each distinct value once, in no particular order (an open-addressing table: the
+    values are hashes, their low bits spread them; a sort costs three times as much)."""
+    size = 1
+    while size < 2 * values.size:
+        size *= 2
+    table = np.empty(size, dtype=np.uint64)
+    used = np.zeros(size, dtype=np.bool_)
+    out = np.empty(values.size, dtype=np.uint64)
+    count = 0
+    mask = np.uint64(size - 1)
+    for value in values:
+        slot = np.int64(value & mask)
+        while used[slot] and table[slot] != value:
+            slot = (slot + 1) & np.int64(size - 1)
+        if not used[slot]:
+            used[slot] = True
+            table[slot] = value
+            out[count] = value
+            count += 1
+    return out[:count]
+
+
+@njit(cache=True)
+def _majority(hashes: U64) -> np.uint64:  # pragma: no cover - compiled
+    """``_signs(_majority_counters(hashes))``: bit i set where more hashes have it than not.
+    The bits are counted eight at a time, in the bytes of eight 64-bit accumulators (each
+    byte counts one bit position over at most 255 hashes)."""
+    ones = np.zeros(64, dtype=np.int64)
+    spread = np.uint64(0x0101010101010101)
+    for start in range(0, hashes.size, 255):
+        packed = np.zeros(8, dtype=np.uint64)
+        for index in range(start, min(start + 255, hashes.size)):
+            h = hashes[index]
+            for j in range(8):
+                packed[j] += (h >> np.uint64(j)) & spread
+        for j in range(8):
+            for byte in range(8):
+                ones[8 * byte + j] += np.int64((packed[j] >> np.uint64(8 * byte)) & np.uint64(255))
+    fingerprint = np.uint64(0)
+    for bit in range(64):
+        if 2 * ones[bit] - hashes.size > 0:
+            fingerprint |= np.uint64(1) << np.uint64(bit)
+    return fingerprint
+
+
+@njit(cache=True)
+def _token_simhash(tokens: U64, width: int, seed: np.uint64,
+                   binary: bool) -> np.uint64:  # pragma: no cover - compiled
+    """The simhash of the w-shingles of ``tokens`` (token hashes) with equal weights, each
+    distinct shingle once (``binary``) or each occurrence (tf), in one call."""
+    features = _shingles(tokens, width, seed)
+    return _majority(_without_repeats(features) if binary else features)
 
 
 @njit(cache=True)
@@ -80,6 +136,7 @@ class SimHash:
 
     def __init__(self, config: SimHashConfig = SimHashConfig()) -> None:
         self.config = config
+        self._seed = np.uint64(config.shingles.seed)  # made once: a numpy scalar costs 0.7 us
         if config.stop_words is not None:
             stop_words(config.stop_words)  # an unknown language fails here, not per document
         if config.stemming is not None:
@@ -100,3 +157,14 @@ class SimHash:
         if self.config.weighting == "binary":
             features = distinct(features)
         return int(_signs(_majority_counters(features)))
+
+    def of_tokens(self, tokens: U64, canonical: bytes) -> int:
+        """:meth:`of_canonical` from the canonical text's token hashes (``canonical_tokens``),
+        without scanning the text again; the text itself when stop words or stemming change
+        its tokens."""
+        config = self.config
+        if config.stop_words is not None or config.stemming is not None:
+            return self.of_canonical(canonical)
+        shingles = config.shingles
+        return int(_token_simhash(tokens, shingles.width, self._seed,
+                                  config.weighting == "binary"))

@@ -41,7 +41,7 @@ import numpy as np
 from neardup._types import I64, U64
 from neardup.config import SketchConfig
 from neardup.errors import ConfigError
-from neardup.features.shingles import distinct, shingle_hashes
+from neardup.features.shingles import _shingles, distinct, shingle_hashes, shingles_of_tokens
 from neardup.fingerprints.minhash import permutation_parameters
 from neardup.text.compiled import njit
 
@@ -55,6 +55,35 @@ __all__ = [
     "sample_under",
 ]
 
+
+@njit(cache=True, interpretable=True)
+def _permuted_sample(tokens: U64, width: int, seed: np.uint64, mask: np.uint64, a: U64, b: U64,
+                     shift: np.uint64, modulus: np.uint64,
+                     ordered: bool) -> U64:  # pragma: no cover - compiled
+    """pi of the w-shingles of ``tokens`` (token hashes) that are divisible by ``modulus``
+    (1: all), as :meth:`Sketcher.permute` gives them, in one pass without the intermediate
+    arrays; ``ordered``: distinct and sorted (for a small sample: numpy sorts hundreds of
+    values faster than a compiled sort)."""
+    shingles = _shingles(tokens, width, seed)
+    kept = np.empty(shingles.size, dtype=np.uint64)
+    count = 0
+    for index in range(shingles.size):
+        x = shingles[index] & mask
+        x = (x * a[0] + b[0]) & mask
+        x ^= x >> shift
+        x = (x * a[1] + b[1]) & mask
+        if x % modulus == 0:
+            kept[count] = x
+            count += 1
+    if not ordered:
+        return kept[:count].copy()
+    kept = np.sort(kept[:count])
+    count = min(kept.size, 1)
+    for index in range(1, kept.size):
+        if kept[index] != kept[count - 1]:
+            kept[count] = kept[index]
+            count += 1
+    return kept[:count].copy()
 
 
 def modulus_for(shingle_count: int, config: SketchConfig) -> int:
@@ -80,6 +109,10 @@ class Sketcher:
         self._a = multipliers & self._mask
         self._b = offsets & self._mask
         self._shift = np.uint64(config.bits // 2)
+        self._fixed = config.kind == "mod" and not config.adaptive
+        """MOD_m with one modulus: the sample is kept as the shingles are permuted."""
+        self._seed = np.uint64(config.shingles.seed)
+        self._modulus = np.uint64(config.size if self._fixed else 1)
 
     @property
     def tag(self) -> str:
@@ -97,12 +130,8 @@ class Sketcher:
         """The sketch of a set (or bag) of shingle hashes and its modulus (1 for MIN_s)."""
         config = self.config
         permuted = self.permute(shingle_hashes)
-        if config.kind == "min":
-            return distinct(permuted)[: config.size], 1
-        if config.adaptive:
-            values = distinct(permuted)
-            modulus = modulus_for(values.size, config)
-            return values[values % np.uint64(modulus) == 0], modulus
+        if config.kind == "min" or config.adaptive:
+            return self._sample(distinct(permuted))
         kept = permuted[permuted % np.uint64(config.size) == 0]
         return distinct(kept), config.size
 
@@ -114,6 +143,28 @@ class Sketcher:
         """The hashes of the canonical text's w-shingles, in order (the sketch's input)."""
         shingles = self.config.shingles
         return shingle_hashes(canonical, shingles.width, shingles.seed)
+
+    def shingles_of_tokens(self, tokens: U64) -> U64:
+        """:meth:`shingles_of` from the canonical text's token hashes (``canonical_tokens``)."""
+        shingles = self.config.shingles
+        return shingles_of_tokens(tokens, shingles.width, shingles.seed)
+
+    def with_modulus_of_tokens(self, tokens: U64) -> tuple[U64, int]:
+        """:meth:`with_modulus` of the canonical text's shingles, from its token hashes
+        (``canonical_tokens``): the text is not scanned again, and a fixed MOD_m sample is
+        kept as the shingles are permuted."""
+        config = self.config
+        values = _permuted_sample(tokens, config.shingles.width, self._seed, self._mask,
+                                  self._a, self._b, self._shift, self._modulus, self._fixed)
+        return (values, config.size) if self._fixed else self._sample(distinct(values))
+
+    def _sample(self, values: U64) -> tuple[U64, int]:
+        """The sketch of the distinct permuted values of a set (MIN_s, adaptive MOD_m)."""
+        config = self.config
+        if config.kind == "min":
+            return values[: config.size], 1
+        modulus = modulus_for(values.size, config)
+        return values[values % np.uint64(modulus) == 0], modulus
 
     def of_canonical(self, canonical: bytes | str) -> U64:
         """The sketch of a canonical text (see :mod:`neardup.text.canonical`)."""

@@ -8,7 +8,10 @@ of shingle hashes used to verify candidate pairs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Generic, overload
+
+import numpy as np
 
 from neardup._types import U64
 from neardup.config import DedupConfig, Extractor, MinHashConfig, SimHashMethod
@@ -25,7 +28,11 @@ from neardup.text.extract import extract, require_extractor, views
 from neardup.text.html import decode_payload, parse_page
 from neardup.text.words import segment_thai
 
-__all__ = ["ARTICLE_TOKENS", "DocumentPrints", "Fingerprinter", "document_text"]
+__all__ = ["ARTICLE_TOKENS", "NO_SHINGLES", "DocumentPrints", "Fingerprinter", "document_text"]
+
+NO_SHINGLES: U64 = np.empty(0, dtype=np.uint64)
+NO_SHINGLES.flags.writeable = False
+"""The verification set of prints made without one (``verify_sets=False``)."""
 
 ARTICLE_TOKENS = 50
 """The fewest tokens of article text that make a page's article view: below it, a page is
@@ -85,21 +92,33 @@ class Fingerprinter(Generic[F]):
     Besides the shared fields, the near-duplicate method of the config may compute its own
     per-document features (``DocumentPrints.features``, of the type its unit declares, see
     :mod:`neardup.methods.registry`); ``features`` replaces them with any extractor of
-    (document, text, canonical bytes).
+    (document, text, canonical bytes). An extractor with an ``of_tokens`` method (the same
+    arguments and the text's token hashes, as ``canonical_tokens`` gives them) is called
+    through it, so that it need not scan the canonical text again.
     """
 
     @overload
-    def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None) -> None: ...
+    def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None, *,
+                 verify_sets: bool = True) -> None: ...
     @overload
-    def __init__(self, config: DedupConfig, features: FeatureExtractor[F]) -> None: ...
+    def __init__(self, config: DedupConfig, features: FeatureExtractor[F], *,
+                 verify_sets: bool = True) -> None: ...
 
-    def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None) -> None:
+    def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None, *,
+                 verify_sets: bool = True) -> None:
+        """``verify_sets``: the prints keep the verification shingle set (the batch engine
+        verifies pairs on it; a store, which keeps only the exact-level hash made from it,
+        leaves it out, its batches holding and its workers pickling a tenth of the bytes)."""
         require_extractor(config.text.extract)
         self.config = config
+        self.verify_sets = verify_sets
         self.simhash = SimHash(config.of(SimHashMethod).simhash) \
             if isinstance(join_of(config), HammingTables) else None
         self.signer = signer_of(config)
         self.features = features if features is not None else _method_features(config)
+        of_tokens = getattr(self.features, "of_tokens", None)
+        self._token_features: Callable[[Document, str, bytes, U64], F] | None = \
+            of_tokens if callable(of_tokens) else None
         self.two_views = len(config.views) > 1
         self.signs_verify_sets = self.signer is not None and \
             config.of(MinHashConfig).shingles == config.verify_shingles
@@ -112,6 +131,12 @@ class Fingerprinter(Generic[F]):
         if self.signs_verify_sets:
             return self.signer.of_shingles(shingles)
         return self.signer.of_canonical(canonical)
+
+    def _features(self, doc: Document, text: str, canonical: bytes, tokens: U64) -> F | None:
+        """The extractor's features of one view (None without an extractor)."""
+        if self._token_features is not None:
+            return self._token_features(doc, text, canonical, tokens)
+        return self.features(doc, text, canonical) if self.features else None
 
     def __call__(self, doc: Document) -> Prints[F]:
         if doc.revisit_of is not None:
@@ -140,15 +165,16 @@ class Fingerprinter(Generic[F]):
         verify = self.config.verify_shingles
         shingles = shingle_set_of_tokens(tokens, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
-        simhash = self.simhash.of_canonical(canonical) if self.simhash is not None else 0
+        simhash = self.simhash.of_tokens(tokens, canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
-        found = self.features(doc, text, canonical) if features and self.features else None
+        found = self._features(doc, text, canonical, tokens) if features else None
         started, extracted = timed
         return Prints(
             id=doc.id, url=doc.url, host=doc.host, source=doc.source, offset=doc.offset,
             fetched=doc.fetched, length=len(doc.raw), text_chars=len(text), tokens=tokens.size,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
-            simhash=simhash, signature=signature, shingles=shingles, features=found, links=links,
+            simhash=simhash, signature=signature, features=found, links=links,
+            shingles=shingles if self.verify_sets else NO_SHINGLES,
             extract_seconds=extracted - started, article=article,
             fingerprint_seconds=time.perf_counter() - extracted if timed[1] else 0.0,
         )

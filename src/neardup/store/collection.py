@@ -94,7 +94,11 @@ from neardup.text.compiled import kernel_mode
 
 __all__ = ["Store", "next_segment_name", "segment_arrays", "writer_lock"]
 
-BATCH = 5_000
+BATCH = 20_000
+"""Documents fingerprinted, judged and committed together by :meth:`Store.add`: each commit
+reads the counts of every host it touches and probes the whole index once, so that larger
+batches pay those once for more documents (index of 100k documents: 5,000 -> 20,000 saved
+about 12% of the CPU; the batch's prints hold about 1 KB per document)."""
 TOKENS = formats.ROW_FIELDS.index("tokens")
 MERGE_FACTOR = 4
 SMALL_BATCH = 32

@@ -137,8 +137,12 @@ def count_pages(db: sqlite3.Connection, path: Path, pages: Sequence[PageValues],
     names: dict[int, str] = {}
     columns: list[tuple[int, int, U64]] = []
     counted = []
+    keys: dict[str | None, int] = {}  # a batch has few hosts, each hashed once
     for page, doc in zip(pages, docs, strict=True):
-        key, shingle = signed(host_key(page.host)), signed(page.shingle)
+        key = keys.get(page.host)
+        if key is None:
+            key = keys[page.host] = signed(host_key(page.host))
+        shingle = signed(page.shingle)
         if not page.tokens or key == NO_HOST or shingle in known:
             continue
         known.add(shingle)
@@ -207,7 +211,9 @@ def _write_hosts(db: sqlite3.Connection, path: Path, hosts: Counter[int],
 class HostCounts:
     """The counts as one operation reads them (a query, or an add's verification): the
     template values of a host among given values; page counts and value counts cached, and
-    fetched a host at a time with :meth:`prefetch`."""
+    fetched a host at a time with :meth:`prefetch`. The counts do not change while a view
+    lives, so the content of values already pruned is remembered (an add judges one page
+    against each of its near-copies: it is pruned once)."""
 
     def __init__(self, db: sqlite3.Connection, path: Path, config: TemplateConfig,
                  pages_of: PagesOf, known: dict[int, int] | None = None) -> None:
@@ -217,6 +223,7 @@ class HostCounts:
         self._pages: dict[int, int] = {} if known is None else known
         self._counts: dict[tuple[int, int], dict[int, int]] = {}
         self._keys: dict[str | None, int] = {}
+        self._pruned: dict[tuple[int, int, bytes], U64 | None] = {}
 
     def _key(self, host: str | None) -> int:
         if host not in self._keys:
@@ -240,7 +247,11 @@ class HostCounts:
         """Read the counts of many (host, kind, values) at once, one query per host and kind
         (hosts too small for templates are skipped)."""
         grouped: dict[tuple[int, int], set[int]] = {}
+        seen: set[tuple[str | None, int, int]] = set()  # a page judged many times: once
         for host, kind, values in wanted:
+            if (host, kind, id(values)) in seen:
+                continue
+            seen.add((host, kind, id(values)))
             if values.size and self._applies(host):
                 grouped.setdefault((self._key(host), kind), set()).update(
                     values.view(np.int64).tolist())
@@ -257,22 +268,28 @@ class HostCounts:
             return np.empty(0, dtype=np.uint64)
         wanted = values.view(np.int64).tolist()
         cache = self._counts.get((self._key(host), kind), {})
-        if any(v not in cache for v in wanted):
+        if not cache.keys() >= set(wanted):
             self.prefetch([(host, kind, values)])
             cache = self._counts[(self._key(host), kind)]
         floor = self.config.share * self.pages(host)
         frequent = [v for v in wanted if cache[v] > floor]
+        if not frequent:  # most pages: nothing is template
+            return np.empty(0, dtype=np.uint64)
         return np.sort(np.array(frequent, dtype=np.int64).view(np.uint64))
 
     def content(self, host: str | None, kind: int, values: U64 | None) -> tuple[U64 | None, int]:
         """``values`` without the host's template values, and how many were left out."""
         if values is None:
             return None, 0
-        template = self.templates(host, kind, values)
-        if template.size == 0:
+        if values.size == 0 or not self._applies(host):
             return values, 0
-        kept = values[~np.isin(values, template, assume_unique=True)]
-        return kept, int(values.size - kept.size)
+        key = (self._key(host), kind, values.tobytes())
+        if key not in self._pruned:
+            template = self.templates(host, kind, values)
+            self._pruned[key] = values[~np.isin(values, template, assume_unique=True)] \
+                if template.size else None
+        kept = self._pruned[key]
+        return (values, 0) if kept is None else (kept, int(values.size - kept.size))
 
 
 def _all_hosts(db: sqlite3.Connection, path: Path) -> dict[int, tuple[str, int]]:

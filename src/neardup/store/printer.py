@@ -41,7 +41,20 @@ class SketchOf:
     def __call__(self, doc: Document, text: str, canonical: bytes) -> StoreFeatures | None:
         if not canonical:
             return None
-        hashes = self.sketcher.shingles_of(canonical)
+        return self._of_shingles(self.sketcher.shingles_of(canonical))
+
+    def of_tokens(self, doc: Document, text: str, canonical: bytes,
+                  tokens: U64) -> StoreFeatures | None:
+        """The same features from the canonical text's token hashes (``canonical_tokens``):
+        the text is not scanned again."""
+        if not canonical:
+            return None
+        if self.keep_shingles:
+            return self._of_shingles(self.sketcher.shingles_of_tokens(tokens))
+        sketch, modulus = self.sketcher.with_modulus_of_tokens(tokens)
+        return StoreFeatures(sketch, modulus)
+
+    def _of_shingles(self, hashes: U64) -> StoreFeatures:
         sketch, modulus = self.sketcher.with_modulus(hashes)
         return StoreFeatures(sketch, modulus, distinct(hashes) if self.keep_shingles else None)
 
@@ -50,14 +63,15 @@ def store_fingerprinter(
     config: StoreConfig, features: Callable[[Document, str, bytes], object] | None = None
 ) -> Fingerprinter[Any]:
     """The per-document stage of a store: simhash and exact levels, plus the sketch if kept
-    (or whatever ``features`` computes instead)."""
+    (or whatever ``features`` computes instead); the prints carry no verification shingle set
+    (a store keeps only the exact-level hash made from it)."""
     dedup = DedupConfig(method="simhash", text=config.text, exact=config.exact,
                         params=SimHashMethod(config.simhash, min(config.max_k, 16)))
     if features is None and config.sketch is not None:
         features = SketchOf(Sketcher(config.sketch), config.keep_shingles)
     if features is None:
-        return Fingerprinter(dedup)
-    return Fingerprinter(dedup, features=features)
+        return Fingerprinter(dedup, verify_sets=False)
+    return Fingerprinter(dedup, features=features, verify_sets=False)
 
 
 @functools.lru_cache(maxsize=8)
