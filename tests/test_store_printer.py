@@ -128,3 +128,23 @@ def test_permuted_shingles_kernel_is_the_same_interpreted(config: SketchConfig) 
         assert modulus_i == modulus_c
         assert interpreted.dtype == compiled.dtype == np.uint64
         np.testing.assert_array_equal(interpreted, compiled)
+
+
+@pytest.mark.parametrize("config", [StoreConfig(), StoreConfig(keep_shingles=True)],
+                         ids=["default", "shingles"])
+def test_a_querys_probe_is_made_from_the_token_hashes_as_from_the_text(
+        shared_data: Path, config: StoreConfig) -> None:
+    """The query fingerprinter's capture (canonical text and sketch) through ``of_tokens``
+    equals the one made by re-reading the canonical text."""
+    from neardup.store.lookup import _Capture, probe_printer
+
+    capture = _Capture(config)
+    old = store_fingerprinter(config, features=lambda d, t, c: capture(d, t, c))
+    docs = [Document(id=str(i), raw=raw) for i, raw in enumerate(_pages(shared_data, every=8))]
+    docs += [Document(id=f"e{i}", raw=text.encode(), kind="text") for i, text in enumerate(EDGES)]
+    for doc in docs:
+        new_prints, old_prints = probe_printer(config)(doc), old(doc)
+        assert new_prints.simhash == old_prints.simhash
+        new, before = new_prints.features, old_prints.features
+        assert new.canonical == before.canonical, doc.id
+        _same_features(new.features, before.features)

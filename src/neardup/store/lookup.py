@@ -213,6 +213,12 @@ class _Capture:
         features = self.sketch(doc, text, canonical) if self.sketch is not None else None
         return _Captured(canonical, features)
 
+    def of_tokens(self, doc: Document, text: str, canonical: bytes, tokens: U64) -> _Captured:
+        """The same from the canonical text's token hashes (not scanned again)."""
+        features = (self.sketch.of_tokens(doc, text, canonical, tokens)
+                    if self.sketch is not None else None)
+        return _Captured(canonical, features)
+
 
 @functools.lru_cache(maxsize=8)
 def probe_printer(config: StoreConfig) -> Fingerprinter[_Captured]:
