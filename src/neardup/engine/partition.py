@@ -127,30 +127,34 @@ def read_layout(folder: Path) -> Layout:
 
 
 class _Meta:
-    """The metadata columns of a partition, a row at a time."""
+    """The metadata columns of a partition, a row at a time: each row's values are kept as one
+    tuple (one append a document, not one a column) and turned into columns at the end."""
 
     def __init__(self, links: bool, strings: bool) -> None:
         self.strings = _STRINGS if strings else ()
-        self.columns: dict[str, list[Any]] = {name: [] for name in (*self.strings, *NUMERIC)}
-        self.fields = operator.attrgetter(*self.columns)
+        self.names = (*self.strings, *NUMERIC)
+        self.rows: list[tuple[Any, ...]] = []
+        self.fields = operator.attrgetter(*self.names)
         self.links: list[tuple[str, ...]] | None = [] if links else None
 
     def add(self, p: DocumentPrints) -> None:
-        self.add_row(self.fields(p))
+        self.rows.append(self.fields(p))
         if self.links is not None:
             self.links.append(p.links)
 
     def add_row(self, row: tuple[Any, ...]) -> None:
-        """One row's values, in the order of :attr:`columns` (no links)."""
-        for values, value in zip(self.columns.values(), row, strict=True):
-            values.append(value)
+        """One row's values, in the order of :attr:`names` (no links)."""
+        if len(row) != len(self.names):
+            raise ValueError(f"a row of {len(row)} values for {len(self.names)} columns")
+        self.rows.append(row)
 
     def table(self) -> pa.Table:
-        columns: dict[str, Any] = {name: string_array(self.columns[name])
-                                   for name in self.strings}
+        values = list(zip(*self.rows, strict=True)) if self.rows else [()] * len(self.names)
+        found = dict(zip(self.names, values, strict=True))
+        columns: dict[str, Any] = {name: string_array(found[name]) for name in self.strings}
         for name in NUMERIC:
             kind = np.uint64 if name in _UNSIGNED else np.int64
-            columns[name] = numeric_array(np.array(self.columns[name], dtype=kind))
+            columns[name] = numeric_array(np.array(found[name], dtype=kind))
         if self.links is not None:
             columns["links"] = string_lists(self.links)
         return pa.table(columns)
