@@ -287,17 +287,34 @@ class PartitionWriter:
 
 
 def _write_minhash(folder: Path, found: list[U64 | None], layout: Layout) -> None:
-    empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
-    rows = [signature if signature is not None else empty for signature in found]
-    signatures = np.stack(rows) if rows else np.empty((0, layout.signatures), dtype=np.uint64)
-    if not layout.derived or any(signature is not None for signature in found):
-        write_array(folder / "signatures.npy", signatures)  # (not the article views of a
-    if not layout.derived:                                  # partition of pages without one)
+    if not any(signature is not None for signature in found):
+        _write_empty_minhash(folder, len(found), layout)
         return
-    keys = np.empty((len(found), layout.bands), dtype=np.uint64)
+    empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
+    signatures = np.stack([signature if signature is not None else empty
+                           for signature in found])
+    write_array(folder / "signatures.npy", signatures)
+    if layout.derived:
+        write_array(folder / "bands.npy", _band_keys(signatures, layout))
+
+
+def _band_keys(signatures: U64, layout: Layout) -> U64:
+    keys = np.empty((signatures.shape[0], layout.bands), dtype=np.uint64)
     for band in range(layout.bands):
         keys[:, band] = band_keys(signatures, band, layout.rows)
-    write_array(folder / "bands.npy", keys)
+    return keys
+
+
+def _write_empty_minhash(folder: Path, rows: int, layout: Layout) -> None:
+    """The min-hash files of a partition none of whose ``rows`` has a signature (the article
+    views of a partition of pages without one, of plain texts): the all-zero signatures (where
+    they are not derived) and their band keys, the keys of one such row repeated (not of
+    ``rows`` stacked copies: about 3 us a document)."""
+    if not layout.derived:
+        write_array(folder / "signatures.npy", np.zeros((rows, layout.signatures), np.uint64))
+        return
+    one = _band_keys(np.zeros((1, layout.signatures), dtype=np.uint64), layout)
+    write_array(folder / "bands.npy", np.repeat(one, rows, axis=0))
 
 
 def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, *,

@@ -3,9 +3,10 @@
 :mod:`neardup.sources.jsonl` gathers consecutive non-blank lines into a run and hands it here.
 A run of flat objects (strings, integers, booleans, nulls) is scanned by a compiled kernel
 (:mod:`neardup.sources.jsonscan`, which declines anything it could read otherwise than
-``json.loads``); a run it declines goes to pyarrow's JSON reader. pyarrow parses the run in C++ into one table; each row's text (or HTML) is cut from its
-column's buffer as the UTF-8 bytes a document holds, instead of being decoded into a Python
-string by ``json.loads`` and encoded back (about half the CPU of reading a line of real text).
+``json.loads``); a run it declines goes to pyarrow's JSON reader, which parses the run in C++
+into one table; each row's text (or HTML) is cut from its column's buffer as the UTF-8 bytes a
+document holds, instead of being decoded into a Python string by ``json.loads`` and encoded
+back (about half the CPU of reading a line of real text).
 The other fields become small Python values and go through the same row conventions
 (:func:`neardup.sources.rows.content_to_document`).
 
