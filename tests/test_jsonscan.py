@@ -127,3 +127,10 @@ def test_a_payload_column_another_convention_reads_is_left_to_pyarrow(
     ctx = ReadContext(SourceStats(), fields=RowFields(text="date"))
     docs = jsonruns.run_documents(lines, range(1, 4), "in", ctx)
     assert docs is not None and [d.raw for d in docs] == [b"2020-01-02"] * 3
+
+
+def test_lines_of_many_fields_grow_the_room_for_them() -> None:
+    lines = [json.dumps({f"k{i}": i for i in range(count)}).encode() + b"\n"
+             for count in (1, 40, 3, 200)]
+    assert _scanned(lines) == [json.loads(line) for line in lines]
+    assert _scanned(lines, "interpret") == [json.loads(line) for line in lines]

@@ -141,7 +141,8 @@ def _lines(lines: Iterable[bytes | None], source: str, ctx: ReadContext,
                 ctx.stats.error(f"{source}: line {lineno}: longer than "
                                 f"{line_cap(ctx.max_bytes):,} bytes; skipped")
                 continue
-            if line.strip() and run.add(lineno, line):
+            blank = not line or line.isspace()  # (strip() would copy every line)
+            if not blank and run.add(lineno, line):
                 yield from run.flush()
     except Exception:
         yield from run.flush()  # the lines read before the stream failed

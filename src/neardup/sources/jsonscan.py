@@ -38,6 +38,8 @@ MAX_DIGITS: Final = 18
 """Integers with more digits are declined (``json.loads`` reads any size; int64 holds 18)."""
 _KIND, _KEY, _KEY_END, _VALUE, _VALUE_END = range(5)
 _FIELD = 5
+_FULL = -2
+"""What a line's scan returns when the field rows are full."""
 """Columns of a field's row: kind, key start and end in the strings buffer, value (start and
 end of a string there, or an integer)."""
 
@@ -280,7 +282,9 @@ def _line(buf: U8, at: int, end: int, out: U8, n: int, fields: I64, f: int,
     if at < end and int(buf[at]) == 125:
         return (f, n) if _skip_space(buf, at + 1, end) == end else (-1, n)
     while True:
-        if at >= end or int(buf[at]) != 34 or f >= fields.shape[0]:
+        if f >= fields.shape[0]:
+            return _FULL, n
+        if at >= end or int(buf[at]) != 34:
             return -1, n
         fields[f, _KEY] = n
         at, n = _string(buf, at, end, out, n, plain)
@@ -306,19 +310,33 @@ def _line(buf: U8, at: int, end: int, out: U8, n: int, fields: I64, f: int,
         at = _skip_space(buf, at + 1, end)
 
 
+@njit(cache=True, interpretable=True)
+def _grown(fields: I64, f: int) -> I64:  # pragma: no cover - compiled
+    """``fields`` with its first ``f`` rows, in twice the room."""
+    wider = np.empty((2 * fields.shape[0], _FIELD), dtype=np.int64)
+    wider[:f] = fields[:f]
+    return wider
+
+
 @njit(cache=True, interpretable=(0,))  # the tables are not work
 def _scan(buf: U8, ends: I64, words: U8, plain: U8) -> tuple[U8, I64, I64, bool]:
     # pragma: no cover - compiled
     """(strings buffer, field rows, the first field row of each line and one past the last,
-    True) of the lines ending at ``ends``; False when a line is declined."""
+    True) of the lines ending at ``ends``; False when a line is declined. The field rows
+    start with room for 8 a line and double when a line finds them full (it is scanned
+    again): room for the most a run could hold ('"":1,' is 5 bytes) would be 10 MB a run."""
     out = np.empty(buf.size, dtype=np.uint8)
-    fields = np.empty((buf.size // 4 + 1, _FIELD), dtype=np.int64)  # '"":1' is 4 bytes
+    fields = np.empty((8 * ends.size + 16, _FIELD), dtype=np.int64)
     firsts = np.zeros(ends.size + 1, dtype=np.int64)
     n = f = at = 0
     for line in range(ends.size):
-        f, n = _line(buf, at, int(ends[line]), out, n, fields, f, words, plain)
-        if f < 0:
+        found, written = _line(buf, at, int(ends[line]), out, n, fields, f, words, plain)
+        while found == _FULL:
+            fields = _grown(fields, f)
+            found, written = _line(buf, at, int(ends[line]), out, n, fields, f, words, plain)
+        if found < 0:
             return out[:0], fields[:0], firsts[:0], False
+        f, n = found, written
         firsts[line + 1] = f
         at = int(ends[line])
     return out[:n], fields[:f], firsts, True
@@ -332,12 +350,14 @@ _PLAIN[[34, 92]] = 0
 
 class ScannedRun:
     """The lines of a run as scanned: each line's fields, their values as ``json.loads`` gives
-    them except strings named in ``raw``, kept as their UTF-8 bytes."""
+    them except strings named in ``raw``, kept as their UTF-8 bytes. (The field rows are kept
+    as one flat list of numbers: a list a field would be a container for the garbage collector
+    to track, and collections came twice as often.)"""
 
     def __init__(self, strings: bytes, fields: I64, firsts: I64) -> None:
         self.strings = strings
-        self.fields = fields.tolist()
-        self.firsts = firsts.tolist()
+        self.fields: list[int] = fields.ravel().tolist()
+        self.firsts: list[int] = (firsts * _FIELD).tolist()
         self.keys: dict[bytes, str] = {}
 
     def __len__(self) -> int:
@@ -353,12 +373,12 @@ class ScannedRun:
     def row(self, line: int, raw: Sequence[str]) -> dict[str, Any]:
         """Line ``line``'s object; the strings of the keys in ``raw`` as bytes."""
         found: dict[str, Any] = {}
-        strings = self.strings
-        for kind, key, key_end, value, value_end in self.fields[
-                self.firsts[line]:self.firsts[line + 1]]:
-            name = self._key(key, key_end)
+        strings, fields = self.strings, self.fields
+        for at in range(self.firsts[line], self.firsts[line + 1], _FIELD):
+            kind, value = fields[at + _KIND], fields[at + _VALUE]
+            name = self._key(fields[at + _KEY], fields[at + _KEY_END])
             if kind == STRING:
-                cut = strings[value:value_end]
+                cut = strings[value:fields[at + _VALUE_END]]
                 found[name] = cut if name in raw else cut.decode("utf-8")
             elif kind == INTEGER:
                 found[name] = value
