@@ -20,7 +20,8 @@ process sampled from /proc every 50 ms), wall, peak RSS (the tree's largest sum)
 
 With ``--lock``, each measured run holds an exclusive ``flock`` on that file (other heavy
 benchmarks of the machine wait for it, and it for them: one run at a time, the lock released
-between runs). Each side first runs once untimed on a 2,000-document corpus (numba's cache, the page cache).
+between runs). Each side first runs once untimed on a 2,000-document corpus (numba's cache,
+the page cache).
 Reported: the medians of each side, the ratios of the last neardup side to every other side, the
 load average beside every run, and what each removed (documents, originals among them, the share
 of the planted copies of each edit level). Results go to ``benchmarks/results/realtext.json``.
