@@ -2,7 +2,7 @@
 
     python benchmarks/realtext_compare.py [--documents 100000] [--repeat 3]
         [--peers rensa,datasketch] [--peers-python /work/bench-venv/bin/python]
-        [--neardup base=/path/to/old/src --neardup new=src]
+        [--neardup base=/path/to/old/src --neardup new=src] [--lock /work/notes/heavy.lock]
 
 The corpus is :mod:`realtext`'s (written once to the scratch folder). One whole process per side
 per round, round-robin for ``--repeat`` rounds, each under ``nice -n 5`` in its own session,
@@ -18,7 +18,10 @@ process sampled from /proc every 50 ms), wall, peak RSS (the tree's largest sum)
   holding the peers: ``python3.11 -m venv /work/bench-venv && /work/bench-venv/bin/pip install
   rensa datasketch``).
 
-Each side first runs once untimed on a 2,000-document corpus (numba's cache, the page cache).
+With ``--lock``, each measured run holds an exclusive ``flock`` on that file (other heavy
+benchmarks of the machine wait for it, and it for them: one run at a time, the lock released
+between runs). Each side first runs once untimed on a 2,000-document corpus (numba's cache,
+the page cache).
 Reported: the medians of each side, the ratios of the last neardup side to every other side, the
 load average beside every run, and what each removed (documents, originals among them, the share
 of the planted copies of each edit level). Results go to ``benchmarks/results/realtext.json``.
@@ -27,12 +30,14 @@ of the planted copies of each edit level). Results go to ``benchmarks/results/re
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -92,14 +97,31 @@ def _python_path(side: str, sources: dict[str, Path]) -> None:
         os.environ["PYTHONPATH"] = str(sources[side])
 
 
+@contextmanager
+def _held(lock: Path | None) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock`` for the block (None: no lock), so that the measured
+    runs of several benchmarks sharing the machine take turns, one run at a time."""
+    if lock is None:
+        yield
+        return
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def one_run(side: str, corpus: Path, scratch: Path, peers_python: Path,
-            level: np.ndarray | None, sources: dict[str, Path]) -> dict[str, Any]:
+            level: np.ndarray | None, sources: dict[str, Path],
+            lock: Path | None = None) -> dict[str, Any]:
     out = scratch / f"out-{side}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    load = load_average()
     _python_path(side, sources)
-    found = measure(command(side, corpus, out, peers_python))
+    with _held(lock):
+        load = load_average()
+        found = measure(command(side, corpus, out, peers_python))
     found["load_average_before"] = load
     if level is not None:
         found |= removed_report(removed_ids(side, out), level)
@@ -151,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "neardup=this checkout's src); ratios are quoted for the last one")
     parser.add_argument("--peers", default=",".join(PEERS), help="peers to run, comma-separated")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "realtext.json")
+    parser.add_argument("--lock", type=Path, default=None,
+                        help="a file each measured run holds an exclusive flock on (a machine "
+                             "shared with other benchmarks: they take turns, run by run)")
     args = parser.parse_args(argv)
     sources = dict(_side(spec) for spec in args.neardup) or {"neardup": REPO_DIR / "src"}
     peers = [peer for peer in args.peers.split(",") if peer]
@@ -169,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for _ in range(args.repeat):
         for side in sides:
             runs[side].append(one_run(side, folder / "corpus.jsonl", scratch,
-                                      args.peers_python, level, sources))
+                                      args.peers_python, level, sources, args.lock))
             print(side, runs[side][-1], flush=True)
     summary = {side: medians(found) for side, found in runs.items()}
     ours_name = list(sources)[-1]

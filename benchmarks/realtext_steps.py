@@ -10,8 +10,11 @@ signature (128). "before" runs the canonical form the two-step way (the NFKC ste
 tree ``--before``, e.g. a ``git archive`` of the base commit's ``src``, loaded beside this
 checkout's in the same process, then the token scan and the token hashes, each a pass of its
 own) and the min-hash loop of that tree; "after" runs :func:`neardup.features.tokens.
-canonical_tokens` (one pass). The calls alternate (before, after, before, ...) and each keeps
-its best of ``--repeat``; process CPU time per document. Both sides' outputs are checked equal
+canonical_tokens` (one pass). Around them: reading the JSONL lines into documents (this tree's
+reader, its runs parsed by pyarrow, before, or scanned by the compiled kernel of
+:mod:`neardup.sources.jsonscan`, after) and writing the documents' partition (this tree's
+writer, fsync included). The calls alternate (before, after, before, ...) and each keeps its
+best of ``--repeat``; process CPU time per document. Both sides' outputs are checked equal
 first.
 Results go to ``benchmarks/results/realtext_steps.json``.
 """
@@ -19,6 +22,7 @@ Results go to ``benchmarks/results/realtext_steps.json``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import shutil
@@ -32,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+import neardup.sources.jsonruns as jsonruns
 from common import (
     RESULTS_DIR,
     environment,
@@ -41,10 +46,17 @@ from common import (
     pin_single_core,
     write_results,
 )
+from neardup.config import DedupConfig
+from neardup.document import Document
+from neardup.engine.partition import layout_for, write_partition
 from neardup.features.shingles import shingle_set_of_tokens, token_hashes
 from neardup.features.tokens import canonical_tokens
 from neardup.fingerprints.exact import exact_prints
 from neardup.fingerprints.minhash import MinHash, _signature
+from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
+from neardup.sources.context import ReadContext
+from neardup.sources.jsonl import read_lines
+from neardup.sources.stats import SourceStats
 from neardup.text.canonical import _canonicalize, _code_point_classes, canonical_bytes
 from realtext import make_corpus
 
@@ -63,9 +75,44 @@ def _load(path: Path, name: str) -> ModuleType:
     return module
 
 
-def _texts(docs: int) -> list[str]:
-    with open(make_corpus(100_000) / "corpus.jsonl", encoding="utf-8") as lines:
-        return [json.loads(line)["text"] for line in islice(lines, docs)]
+def _lines(docs: int) -> list[bytes]:
+    with open(make_corpus(100_000) / "corpus.jsonl", "rb") as lines:
+        return list(islice(lines, docs))
+
+
+def _read(lines: list[bytes], scan: bool) -> list[Document]:
+    """The documents of ``lines`` as the JSONL reader gives them, its runs scanned by the
+    compiled kernel or (not ``scan``) parsed by pyarrow."""
+    kept = jsonruns.scan_run
+    if not scan:
+        jsonruns.scan_run = lambda *args: None  # the kernel declines every run
+    try:
+        return list(read_lines(lines, "corpus.jsonl", ReadContext(SourceStats())))
+    finally:
+        jsonruns.scan_run = kept
+
+
+def _write(prints: list[DocumentPrints]) -> None:
+    """One partition of ``prints`` written as the fingerprint stage writes it, then removed."""
+    folder = Path(tempfile.mkdtemp(prefix="realtext-steps-")) / "partition"
+    folder.mkdir()
+    try:
+        write_partition(folder, prints, layout_for(DedupConfig(), features=False))
+    finally:
+        shutil.rmtree(folder.parent)
+
+
+def reading_and_writing(lines: list[bytes]) -> dict[str, Callable[[], object]]:
+    """The steps around the fingerprints: reading the JSONL lines into documents (pyarrow's
+    reader against the compiled scan, outputs checked equal) and writing their partition."""
+    scanned = _read(lines, True)
+    assert [dataclasses.astuple(d) for d in scanned] == \
+        [dataclasses.astuple(d) for d in _read(lines, False)]
+    fingerprinter = Fingerprinter(DedupConfig())
+    prints = [fingerprinter(doc) for doc in scanned]
+    return {"read JSONL (pyarrow runs, before)": lambda: _read(lines, False),
+            "read JSONL (compiled scan, after)": lambda: _read(lines, True),
+            "write the partition": lambda: _write(prints)}
 
 
 def steps(before: Path, texts: list[str]) -> dict[str, Callable[[], object]]:
@@ -108,9 +155,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "realtext_steps.json")
     args = parser.parse_args(argv)
-    texts = _texts(args.docs)
+    lines = _lines(args.docs)
+    texts = [json.loads(line)["text"] for line in lines]
     cpu = pin_single_core()
-    runs = steps(args.before, texts)
+    runs = steps(args.before, texts) | reading_and_writing(lines)
     for run in runs.values():
         run()  # warm up
     load = load_average()

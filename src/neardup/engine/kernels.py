@@ -139,6 +139,15 @@ def _on_view(config: DedupConfig, catalog: Catalog, a: I64, b: I64, docs: I64,
     return scored_pairs(config, a, b, i, j, flat, offsets, simhashes, signatures)
 
 
+def _full_only(full: Pairs) -> Pairs:
+    """The pairs scored on their full view, where no pair has two article views: what
+    :func:`score_candidates` picks when none is chosen on articles."""
+    picked = {name: getattr(full, name) for name in Pairs.__slots__}
+    picked["view"] = np.full(len(full), VIEWS.index("full"), dtype=np.int8)
+    picked["other_resemblance"] = np.full(len(full), np.nan, dtype=full.resemblance.dtype)
+    return Pairs(**picked)
+
+
 def score_candidates(config: DedupConfig, catalog: Catalog, a: I64, b: I64,
                      content: ContentReader | None) -> Pairs:
     """The candidate pairs (a, b) scored on their pages' full views (their content, with
@@ -151,6 +160,8 @@ def score_candidates(config: DedupConfig, catalog: Catalog, a: I64, b: I64,
         return full
     present = _articles_of(catalog, docs)
     both = present[np.searchsorted(docs, a)] & present[np.searchsorted(docs, b)]
+    if not both.any():  # no pair to score on articles (plain texts): the article scores
+        return _full_only(full)  # would all be discarded
     article = _on_view(config, catalog.article(), a, b, docs, None)
     chosen = both & (article.resemblance > full.resemblance)
     picked = {name: np.where(chosen, getattr(article, name), getattr(full, name))

@@ -127,30 +127,34 @@ def read_layout(folder: Path) -> Layout:
 
 
 class _Meta:
-    """The metadata columns of a partition, a row at a time."""
+    """The metadata columns of a partition, a row at a time: each row's values are kept as one
+    tuple (one append a document, not one a column) and turned into columns at the end."""
 
     def __init__(self, links: bool, strings: bool) -> None:
         self.strings = _STRINGS if strings else ()
-        self.columns: dict[str, list[Any]] = {name: [] for name in (*self.strings, *NUMERIC)}
-        self.fields = operator.attrgetter(*self.columns)
+        self.names = (*self.strings, *NUMERIC)
+        self.rows: list[tuple[Any, ...]] = []
+        self.fields = operator.attrgetter(*self.names)
         self.links: list[tuple[str, ...]] | None = [] if links else None
 
     def add(self, p: DocumentPrints) -> None:
-        self.add_row(self.fields(p))
+        self.rows.append(self.fields(p))
         if self.links is not None:
             self.links.append(p.links)
 
     def add_row(self, row: tuple[Any, ...]) -> None:
-        """One row's values, in the order of :attr:`columns` (no links)."""
-        for values, value in zip(self.columns.values(), row, strict=True):
-            values.append(value)
+        """One row's values, in the order of :attr:`names` (no links)."""
+        if len(row) != len(self.names):
+            raise ValueError(f"a row of {len(row)} values for {len(self.names)} columns")
+        self.rows.append(row)
 
     def table(self) -> pa.Table:
-        columns: dict[str, Any] = {name: string_array(self.columns[name])
-                                   for name in self.strings}
+        values = list(zip(*self.rows, strict=True)) if self.rows else [()] * len(self.names)
+        found = dict(zip(self.names, values, strict=True))
+        columns: dict[str, Any] = {name: string_array(found[name]) for name in self.strings}
         for name in NUMERIC:
             kind = np.uint64 if name in _UNSIGNED else np.int64
-            columns[name] = numeric_array(np.array(self.columns[name], dtype=kind))
+            columns[name] = numeric_array(np.array(found[name], dtype=kind))
         if self.links is not None:
             columns["links"] = string_lists(self.links)
         return pa.table(columns)
@@ -283,17 +287,34 @@ class PartitionWriter:
 
 
 def _write_minhash(folder: Path, found: list[U64 | None], layout: Layout) -> None:
-    empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
-    rows = [signature if signature is not None else empty for signature in found]
-    signatures = np.stack(rows) if rows else np.empty((0, layout.signatures), dtype=np.uint64)
-    if not layout.derived or any(signature is not None for signature in found):
-        write_array(folder / "signatures.npy", signatures)  # (not the article views of a
-    if not layout.derived:                                  # partition of pages without one)
+    if not any(signature is not None for signature in found):
+        _write_empty_minhash(folder, len(found), layout)
         return
-    keys = np.empty((len(found), layout.bands), dtype=np.uint64)
+    empty = np.zeros(layout.signatures, dtype=np.uint64)  # a revisit: never a candidate
+    signatures = np.stack([signature if signature is not None else empty
+                           for signature in found])
+    write_array(folder / "signatures.npy", signatures)
+    if layout.derived:
+        write_array(folder / "bands.npy", _band_keys(signatures, layout))
+
+
+def _band_keys(signatures: U64, layout: Layout) -> U64:
+    keys = np.empty((signatures.shape[0], layout.bands), dtype=np.uint64)
     for band in range(layout.bands):
         keys[:, band] = band_keys(signatures, band, layout.rows)
-    write_array(folder / "bands.npy", keys)
+    return keys
+
+
+def _write_empty_minhash(folder: Path, rows: int, layout: Layout) -> None:
+    """The min-hash files of a partition none of whose ``rows`` has a signature (the article
+    views of a partition of pages without one, of plain texts): the all-zero signatures (where
+    they are not derived) and their band keys, the keys of one such row repeated (not of
+    ``rows`` stacked copies: about 3 us a document)."""
+    if not layout.derived:
+        write_array(folder / "signatures.npy", np.zeros((rows, layout.signatures), np.uint64))
+        return
+    one = _band_keys(np.zeros((1, layout.signatures), dtype=np.uint64), layout)
+    write_array(folder / "bands.npy", np.repeat(one, rows, axis=0))
 
 
 def write_partition(folder: Path, prints: list[DocumentPrints], layout: Layout, *,

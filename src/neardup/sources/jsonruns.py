@@ -1,9 +1,12 @@
-"""Runs of JSONL lines parsed at once by pyarrow's JSON reader: the fast path of JSONL reading.
+"""Runs of JSONL lines parsed at once: the fast paths of JSONL reading.
 
 :mod:`neardup.sources.jsonl` gathers consecutive non-blank lines into a run and hands it here.
-pyarrow parses the run in C++ into one table; each row's text (or HTML) is cut from its
-column's buffer as the UTF-8 bytes a document holds, instead of being decoded into a Python
-string by ``json.loads`` and encoded back (about half the CPU of reading a line of real text).
+A run of flat objects (strings, integers, booleans, nulls) is scanned by a compiled kernel
+(:mod:`neardup.sources.jsonscan`, which declines anything it could read otherwise than
+``json.loads``); a run it declines goes to pyarrow's JSON reader, which parses the run in C++
+into one table; each row's text (or HTML) is cut from its column's buffer as the UTF-8 bytes a
+document holds, instead of being decoded into a Python string by ``json.loads`` and encoded
+back (about half the CPU of reading a line of real text).
 The other fields become small Python values and go through the same row conventions
 (:func:`neardup.sources.rows.content_to_document`).
 
@@ -22,12 +25,14 @@ timestamps is read again as strings, so that its text is kept as written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Final
 
 import numpy as np
 
 from neardup.document import Document
 from neardup.sources.context import ReadContext
+from neardup.sources.jsonscan import ScannedRun, scan_run
 from neardup.sources.rows import Content, content_to_document
 
 __all__ = ["MAX_DEPTH", "run_documents"]
@@ -136,16 +141,61 @@ def _scalars(table: Any, ctx: ReadContext) -> list[dict[str, Any]]:
     return rows
 
 
+_CONVENTIONS: Final = frozenset({"date", "fetched", "sweep"})
+"""Columns a row convention reads besides the configurable ones."""
+
+
+def _scanned_contents(scanned: ScannedRun, ctx: ReadContext
+                      ) -> list[tuple[Content | None, dict[str, Any]]]:
+    """Each scanned line's (payload, kind, charset) and its object, whose text and HTML
+    strings stay bytes (only the payload reads them)."""
+    text, html = ctx.fields.text, ctx.fields.html
+    found: list[tuple[Content | None, dict[str, Any]]] = []
+    for line in range(len(scanned)):
+        row = scanned.row(line, (text, html))
+        raw = row.get(text)
+        content: Content | None = None
+        if isinstance(raw, bytes):
+            content = (raw, "text", "utf-8")
+        elif isinstance(raw := row.get(html), bytes):
+            content = (raw, "html", "utf-8")
+        found.append((content, row))
+    return found
+
+
+def _scanned(blob: bytes, lines: Sequence[bytes], ctx: ReadContext
+             ) -> list[tuple[Content | None, dict[str, Any]]] | None:
+    """The lines' payloads and objects from the compiled scan, or None when it declines them
+    (or a payload column is also one another convention reads as a string)."""
+    if {ctx.fields.text, ctx.fields.html} & _CONVENTIONS:
+        return None
+    scanned = scan_run(blob, list(accumulate(map(len, lines))))
+    return None if scanned is None else _scanned_contents(scanned, ctx)
+
+
+def _parsed(blob: bytes, lines: int, ctx: ReadContext
+            ) -> list[tuple[Content | None, dict[str, Any]]] | None:
+    """The lines' payloads and other fields from pyarrow's reader, or None when it declines."""
+    table = _table(blob, lines)
+    if table is None:
+        return None
+    return list(zip(_contents(table, ctx), _scalars(table, ctx), strict=True))
+
+
 def run_documents(lines: Sequence[bytes], numbers: Sequence[int], source: str,
                   ctx: ReadContext) -> list[Document] | None:
     """The documents of non-blank JSONL ``lines`` (numbered ``numbers``), counted in ``ctx`` as
-    line by line; None (nothing counted) when the run must be parsed line by line."""
-    table = _table(b"".join(lines), len(lines))
-    if table is None:
+    line by line; None (nothing counted) when the run must be parsed line by line. The lines
+    are scanned by the compiled kernel (:mod:`neardup.sources.jsonscan`), else read by
+    pyarrow."""
+    blob = b"".join(lines)
+    found = _scanned(blob, lines, ctx)
+    if found is None:
+        found = _parsed(blob, len(lines), ctx)
+    if found is None:
         return None
-    contents, rows = _contents(table, ctx), _scalars(table, ctx)
     documents = []
-    for content, row, number in zip(contents, rows, numbers, strict=True):
+    for (content, row), number in zip(found, numbers, strict=True):
         ctx.stats.records += 1
         doc = content_to_document(content, row, source=source, offset=number,
                                   default_id=f"{source}:{number}", ctx=ctx)
