@@ -28,6 +28,7 @@ import pytest
 from corpora import edited_documents
 from neardup.errors import NeardupError
 from neardup.store import Store, open_store
+from neardup.store.collection import BATCH
 
 ROUND = 25
 """Documents per add in the writer children (one SQLite transaction each)."""
@@ -323,11 +324,12 @@ def test_damaged_files_give_an_error_naming_them_or_the_right_answer(
 
 @pytest.mark.slow
 def test_index_killed_then_rerun_stores_each_document_once(tmp_path: Path) -> None:
+    total = BATCH * 5 // 2                      # two whole transactions, then part of a third
     corpus = tmp_path / "docs.jsonl"
     rng = random.Random(3)
     words = [f"v{i}" for i in range(5000)]
     with corpus.open("w") as out:
-        for i in range(12_000):
+        for i in range(total):
             text = " ".join(rng.choices(words, k=60))
             out.write(f'{{"id": "j{i}", "url": "http://j.example/{i}", "text": "{text}"}}\n')
     store_dir = tmp_path / "s"
@@ -335,22 +337,22 @@ def test_index_killed_then_rerun_stores_each_document_once(tmp_path: Path) -> No
                str(corpus), "--store", str(store_dir), "--workers", "1", "--json"]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and _rows(store_dir) < 5000:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and _rows(store_dir) < BATCH:
         time.sleep(0.05)
     first.kill()
     first.communicate()
     killed_at = _rows(store_dir)
-    assert 5000 <= killed_at < 12_000, killed_at          # killed between transactions or in one
-    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert BATCH <= killed_at < total, killed_at          # killed between transactions or in one
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert report["already_stored"] == killed_at
-    assert report["added"] == 12_000 - killed_at
-    assert report["documents_in_store"] == 12_000
+    assert report["added"] == total - killed_at
+    assert report["documents_in_store"] == total
     with open_store(store_dir, read_only=True) as store:
         ids = [row[0] for row in store.db.execute("SELECT id FROM documents")]
-    assert len(ids) == len(set(ids)) == 12_000
+    assert len(ids) == len(set(ids)) == total
 
 
 def _rows(store_dir: Path) -> int:
