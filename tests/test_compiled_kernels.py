@@ -54,6 +54,7 @@ def _real_texts(shared_data: Path, every: int) -> list[str]:
     return [extract(gzip.decompress(path.read_bytes()), "full") for path in pages[::every]]
 
 
+@pytest.mark.slow
 def test_interpreted_kernels_match_compiled_ones_on_real_pages(shared_data: Path) -> None:
     texts = _real_texts(shared_data, every=20)
     non_ascii = sum(_same_both_ways(text) for text in texts)

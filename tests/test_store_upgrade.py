@@ -61,6 +61,7 @@ def _tables(store: Path) -> set[str]:
                                                 "WHERE type = 'table'")}
 
 
+@pytest.mark.slow
 def test_a_writer_upgrades_a_version_3_store_with_the_same_answers(
         tmp_path: Path, v3_store: tuple[Path, dict[str, object]]) -> None:
     store_dir = _copy(v3_store[0], tmp_path / "store")
@@ -120,6 +121,7 @@ def _upgrade_killed_at(store_dir: Path, call: int, after: bool = False) -> list[
     return said
 
 
+@pytest.mark.slow
 def test_an_upgrade_killed_at_any_rename_leaves_one_whole_version(
         tmp_path: Path, v3_store: tuple[Path, dict[str, object]]) -> None:
     said = _upgrade_killed_at(_copy(v3_store[0], tmp_path / "whole"), 0)
