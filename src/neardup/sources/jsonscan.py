@@ -37,11 +37,12 @@ NULL: Final = 4
 MAX_DIGITS: Final = 18
 """Integers with more digits are declined (``json.loads`` reads any size; int64 holds 18)."""
 _KIND, _KEY, _KEY_END, _VALUE, _VALUE_END = range(5)
-_FIELD = 5
-_FULL = -2
-"""What a line's scan returns when the field rows are full."""
 """Columns of a field's row: kind, key start and end in the strings buffer, value (start and
 end of a string there, or an integer)."""
+_FIELD = 5
+"""How many columns a field's row has."""
+_FULL = -2
+"""What a line's scan returns when the field rows are full."""
 
 
 @njit(cache=True, inline="always", interpretable=True)
