@@ -4,6 +4,9 @@ for one)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -82,3 +85,21 @@ def test_the_small_input_rule_gives_the_same_tables(tmp_path: Path, pools: list[
     assert pools == [2]
     for table in ("documents.parquet", "pairs.parquet", "clusters.parquet"):
         assert (alone / table).read_bytes() == (pooled / table).read_bytes(), table
+
+
+def _threads_after_numpy(environment: dict[str, str]) -> int:
+    """The threads of a fresh process that imported the command line, then numpy."""
+    code = "import os, neardup.cli.main, numpy; print(len(os.listdir('/proc/self/task')))"
+    done = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
+                          text=True, check=True)
+    return int(done.stdout)
+
+
+def test_the_command_line_keeps_openblas_to_one_thread() -> None:
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    assert _threads_after_numpy({**environment, "PYTHONPATH": str(SRC)}) == 1
+
+
+def test_a_users_openblas_threads_are_kept() -> None:
+    environment = {**os.environ, "PYTHONPATH": str(SRC), "OPENBLAS_NUM_THREADS": "2"}
+    assert _threads_after_numpy(environment) == 2
