@@ -3,6 +3,7 @@ for one)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -15,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 import neardup.engine.run as engine_run
-import neardup.methods.workers as workers_module
 from neardup.cli.main import cli
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -39,7 +39,7 @@ def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             started.append(max_workers)
             super().__init__(max_workers, *args, **kwargs)
 
-    monkeypatch.setattr(workers_module, "ProcessPoolExecutor", Recording)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
     monkeypatch.setattr("neardup.cli.dedup.default_workers", lambda: 2)
     return started
 
