@@ -103,3 +103,18 @@ def test_the_command_line_keeps_openblas_to_one_thread() -> None:
 def test_a_users_openblas_threads_are_kept() -> None:
     environment = {**os.environ, "PYTHONPATH": str(SRC), "OPENBLAS_NUM_THREADS": "2"}
     assert _threads_after_numpy(environment) == 2
+
+
+def test_a_one_document_jsonl_dedup_loads_no_pool_and_no_other_reader(tmp_path: Path) -> None:
+    data = write_docs(tmp_path / "one.jsonl", 1)
+    unused = ("concurrent.futures.process", "multiprocessing", "fastwarc",
+              "neardup.sources.warc", "neardup.sources.files", "neardup.sources.parquet")
+    code = ("import sys\nfrom neardup.cli.main import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print(','.join(m for m in {unused!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, "dedup", str(data), "--out",
+                           str(tmp_path / "out"), "--quiet"],
+                          env={**os.environ, "PYTHONPATH": str(SRC)}, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == ""
+    assert (tmp_path / "out" / "documents.parquet").exists()
