@@ -94,10 +94,12 @@ def removed_report(removed: set[str], level: np.ndarray) -> dict[str, Any]:
 
 def stage_split(out: Path) -> dict[str, Any]:
     """A neardup side's own split of the run by stage (its ``summary.json``): CPU and wall
-    seconds per stage and the near stage's phases."""
+    seconds per stage, the near stage's phases and its pair counts."""
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    near = summary.get("near", {})
     return {"cpu_seconds": summary["cpu_seconds"], "seconds": summary["seconds"],
-            "near_phases": summary.get("near", {}).get("phases", {})}
+            "near_phases": near.get("phases", {}),
+            "near_pairs": {key: near.get(key) for key in ("candidates", "verified", "rejected")}}
 
 
 def _python_path(side: str, sources: dict[str, Path]) -> None:
