@@ -26,6 +26,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from neardup._types import I64
+from neardup.engine.arrayrows import read_rows
 from neardup.engine.partition import ARTICLE, read_meta
 from neardup.engine.workdir import WorkDir, read_array, write_array, write_atomic
 from neardup.sources.columns import numbers_of, string_array
@@ -80,6 +81,10 @@ class Catalog:
 
     def columns(self, part: Part) -> npt.NDArray[Any]:
         return read_array(self.columns_dir / f"{part.name}.npy")
+
+    def column_rows(self, part: Part, local: I64) -> npt.NDArray[Any]:
+        """The columns of rows ``local`` (among the part's kept rows) alone."""
+        return read_rows(self.columns_dir / f"{part.name}.npy", local)
 
     def starts(self) -> I64:
         return np.array([part.start for part in self.parts], dtype=np.int64)

@@ -7,7 +7,8 @@ one shuffled group (on Spark) runs on its numpy rows, so that both engines compu
   (stage 4);
 - :func:`equal_key_pairs`: the pairs of documents sharing a min-hash LSH band key (stage 4);
   :func:`sorted_equal_key_pairs` when the rows are already sorted;
-- :func:`score_candidates`: candidate pairs scored on each view of their pages (stage 5).
+- :func:`score_candidates`: candidate pairs scored on each view of their pages (stage 5), in
+  blocks of pairs taken :func:`in_partition_order`.
 
 A run comparing two views of a page (``DedupConfig.views``) keys each page's article view as
 well: its bands are numbered after the full view's, so that keys of one view meet keys of the same
@@ -34,7 +35,8 @@ from neardup.methods.pairs import VIEWS, Pairs
 from neardup.methods.registry import signer_of
 
 __all__ = ["BAND_ROW", "band_rows", "equal_key_pairs", "gather_sets", "has_article",
-           "score_candidates", "sorted_equal_key_pairs", "verified_pairs"]
+           "in_partition_order", "score_candidates", "sorted_equal_key_pairs", "verified_pairs",
+           "z_order"]
 
 BAND_ROW = np.dtype([("band", "<i8"), ("key", "<u8"), ("doc", "<i8")])
 OTHER_ARTICLES = 0.5
@@ -56,7 +58,7 @@ def gather_sets(catalog: Catalog, docs: I64, signer: Signer | None,
                          else content.sets(part, chosen))
         flats.append(flat)
         sizes.append(np.diff(offsets))
-        simhashes.append(catalog.columns(part)["simhash"][chosen])
+        simhashes.append(catalog.column_rows(part, chosen)["simhash"])
         if signer is not None:
             stored = signature_rows(part.folder, raw, signer)
             rows_out.append(stored if content is None
@@ -65,6 +67,33 @@ def gather_sets(catalog: Catalog, docs: I64, signer: Signer | None,
     np.cumsum(np.concatenate(sizes), out=offsets[1:])
     return (np.concatenate(flats), offsets, np.concatenate(simhashes),
             np.concatenate(rows_out) if signer is not None else None)
+
+
+def in_partition_order(catalog: Catalog, pairs: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Candidate ``pairs`` (fields ``a``, ``b``) ordered along a Z-order curve over the
+    partitions of their two documents (pairs of the same two partitions keep their order), so
+    that a block of consecutive pairs reads from a few partitions on each side: in the order
+    they are found (by first document), a block's second documents lie in most partitions."""
+    starts = catalog.starts()
+    keys = z_order(np.searchsorted(starts, pairs["a"], side="right") - 1,
+                   np.searchsorted(starts, pairs["b"], side="right") - 1)
+    return pairs[np.argsort(keys, kind="stable")]
+
+
+def z_order(x: I64, y: I64) -> U64:
+    """The position of each point (x, y) (each below 2**32) on the Z-order curve: the bits
+    of x and y interleaved, so that points close on the curve are close in both coordinates."""
+    return _spread_bits(x) | (_spread_bits(y) << np.uint64(1))
+
+
+def _spread_bits(values: I64) -> U64:
+    """The low 32 bits of ``values``, each moved to twice its position."""
+    spread = values.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
+                        (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
+                        (1, 0x5555555555555555)):
+        spread = (spread | (spread << np.uint64(shift))) & np.uint64(mask)
+    return spread
 
 
 def equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
@@ -96,7 +125,7 @@ def has_article(article: Catalog, index: int, local: I64) -> npt.NDArray[np.bool
     ``article`` is the run's catalog seen through its article views
     (:meth:`Catalog.article`), made once by the caller: it is as long as the run's partitions,
     and made per partition it cost each block of pairs the square of their number."""
-    return article.columns(article.parts[index])["tokens"][local] > 0
+    return article.column_rows(article.parts[index], local)["tokens"] > 0
 
 
 def _rows_of(keys: U64, docs: I64, first_band: int) -> npt.NDArray[Any]:

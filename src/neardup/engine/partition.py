@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig, MinHashConfig
+from neardup.engine.arrayrows import array_header, read_rows
 from neardup.engine.workdir import read_array, write_array
 from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
@@ -354,10 +355,10 @@ def read_features(folder: Path) -> list[object]:
 
 def _set_bounds(folder: Path, rows: I64) -> tuple[I64, I64]:
     """(start, end) in ``shingles.npy`` of the sets of ``rows``."""
-    offsets = read_array(folder / "shingle_offsets.npy")
     index_path = folder / "shingle_index.npy"
-    sets = read_array(index_path)[rows] if index_path.exists() else rows
-    return offsets[sets], offsets[sets + 1]
+    sets = read_rows(index_path, rows).astype(np.int64) if index_path.exists() else rows
+    bounds = read_rows(folder / "shingle_offsets.npy", np.concatenate([sets, sets + 1]))
+    return bounds[:sets.size], bounds[sets.size:]
 
 
 def stored_shingles(folder: Path) -> int:
@@ -373,10 +374,8 @@ def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
     out_offsets = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=out_offsets[1:])
     path = folder / "shingles.npy"
-    mapped = read_array(path, mmap=True)  # checks the header; its data pages stay untouched
-    assert isinstance(mapped, np.memmap)
-    data, length = int(mapped.offset), int(mapped.shape[0])
-    del mapped
+    header = array_header(path)
+    data, length = header.offset, header.shape[0]
     if rows.size and (int(starts.min()) < 0 or int(ends.max()) > length):
         raise CorruptDataError(f"{path}: shorter than the offsets beside it")
     flat = np.empty(int(out_offsets[-1]), dtype=np.uint64)
@@ -396,9 +395,7 @@ def signature_rows(folder: Path, rows: I64, signer: Signer) -> U64:
     fingerprint stage had)."""
     stored = folder / "signatures.npy"
     if stored.exists():
-        mapped = read_array(stored, mmap=True)
-        signatures: U64 = np.array(mapped[rows])
-        del mapped
+        signatures: U64 = read_rows(stored, rows)
         return signatures
     layout = read_layout(folder)
     flat, offsets = shingle_slices(folder, rows)

@@ -3,11 +3,19 @@
 Candidate pairs are read in blocks; a block holds as many pairs as the shingle sets and signatures
 of their documents allow within a block of the budget (:func:`neardup.engine.buckets.block_bytes`).
 The sets of a block's documents are read from their
-partitions (each partition once per block), then each pair gets its exact resemblance and both
+partitions (each partition once per block, only the rows wanted:
+:mod:`neardup.engine.arrayrows`), then each pair gets its exact resemblance and both
 containments, and the method's own measure (simhash: the Hamming distance; min-hash: the share of
 equal signature slots). Pairs below the resemblance floor are dropped and counted, as in memory.
 Blocks are scored in the worker pool (:func:`neardup.engine.buckets.bucket_map`), each into its
 own file; the files are appended to the output in block order.
+
+Pairs are found in the order of their first document, so a block's second documents lie in most
+partitions of the run, and each visit of a partition has a cost of its own. Before they are cut
+into blocks, the pairs are therefore ordered (a memory budget's worth at a time) along a Z-order
+curve over the partitions of their two documents: a block's pairs then come from a few
+partitions on each side. The order of the verified pairs is not the candidates' (the outputs
+sort them).
 
 Inside :func:`pairs_of_new` (a run ``--against`` an earlier one), pairs between two documents of
 the earlier run are not scored again when no site template is removed (then their scores cannot
@@ -29,7 +37,7 @@ from neardup.config import DedupConfig, MinHashConfig
 from neardup.engine.buckets import append_files, block_bytes, bucket_map, bucket_workers
 from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import verified_pairs
+from neardup.engine.kernels import in_partition_order, verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.workdir import read_array
@@ -106,6 +114,8 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
     per_block = pairs_per_block(config, catalog, budget)
     if bucket_workers() > 1:  # at least two blocks per worker
         per_block = max(256, min(per_block, -(-total // (2 * bucket_workers()))))
+    if total > per_block:
+        candidates = _in_partition_order(catalog, candidates, total, budget)
     tasks = [_Block(config, catalog, candidates, start, min(per_block, total - start), content,
                     candidates.with_name(f"verified-{index:06d}.bin"))
              for index, start in enumerate(range(0, total, per_block))]
@@ -114,6 +124,23 @@ def verify_candidates(config: DedupConfig, catalog: Catalog, candidates: Path, o
         append_files([task.out], out)
         verified += kept
     return int(total), verified
+
+
+_ORDERING_BYTES = 48
+"""Bytes a candidate pair takes while its chunk is put in partition order (the pair, its key,
+the order and the reordered copy)."""
+
+
+def _in_partition_order(catalog: Catalog, candidates: Path, total: int, budget: int) -> Path:
+    """A copy of the candidate file, chunk by chunk :func:`in_partition_order`."""
+    path = candidates.with_name("ordered-" + candidates.name)
+    chunk = max(SMALLEST_BLOCK, budget // _ORDERING_BYTES)
+    with open(path, "wb") as out:
+        for start in range(0, total, chunk):
+            block = np.fromfile(candidates, dtype=CANDIDATE, count=min(chunk, total - start),
+                                offset=start * CANDIDATE.itemsize)
+            out.write(in_partition_order(catalog, block).tobytes())
+    return path
 
 
 def _touching_new(candidates: Path, total: int, old: int) -> Path:

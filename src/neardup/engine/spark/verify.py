@@ -33,7 +33,7 @@ import numpy.typing as npt
 from neardup.config import DedupConfig
 from neardup.engine.buckets import append_files
 from neardup.engine.catalog import Catalog
-from neardup.engine.kernels import verified_pairs
+from neardup.engine.kernels import in_partition_order, verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.verify import pairs_per_block
@@ -81,7 +81,7 @@ def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
             yield index, block[which == index]
 
     def score(group: tuple[int, Iterable[npt.NDArray[Any]]]) -> Iterator[tuple[int, int]]:
-        pairs = np.unique(np.concatenate(list(group[1])))
+        pairs = in_partition_order(catalog, np.unique(np.concatenate(list(group[1]))))
         counts = [0]
 
         def scored() -> Iterator[npt.NDArray[Any]]:
