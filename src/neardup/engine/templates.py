@@ -31,8 +31,7 @@ from neardup.config import DedupConfig, MinHashConfig
 from neardup.config.text import TemplateConfig
 from neardup.engine.buckets import bucket_count, bucket_map, read_routed, spread, write_routed
 from neardup.engine.catalog import Catalog, Part
-from neardup.engine.partition import read_features, read_meta, shingle_slices
-from neardup.engine.workdir import read_array
+from neardup.engine.partition import read_features, read_meta, shingle_slices, stored_shingles
 from neardup.features.templates import (
     NO_HOST,
     TemplateSet,
@@ -174,8 +173,7 @@ def _count_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArr
 def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                   folder: Path, budget: int) -> TemplateSet:
     """The template shingles of every host among the survivors."""
-    shingles = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
-                   for part in catalog.parts)
+    shingles = sum(stored_shingles(part.folder) for part in catalog.parts)
     count = bucket_count(shingles * ROW.itemsize, budget) if config.templates.enabled else None
     return _count_templates(config, catalog, survivors, folder, count, _shingle_sets)
 

@@ -175,6 +175,8 @@ class Fingerprinter(Generic[F]):
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
             simhash=simhash, signature=signature, features=found, links=links,
             shingles=shingles if self.verify_sets else NO_SHINGLES,
+            token_hashes=tokens.copy() if self.verify_sets else NO_SHINGLES,  # a view of a
+            # buffer of 3 hashes per byte of text: not kept alive with the prints
             extract_seconds=extracted - started, article=article,
             fingerprint_seconds=time.perf_counter() - extracted if timed[1] else 0.0,
         )
