@@ -73,7 +73,7 @@ def _assign(tokens: U64, table: U64, vocabulary: U64, counts: I64,
                 table[slot, 0] = token
                 table[slot, 1] = size + 1
                 vocabulary[size] = token
-                held = size + 1
+                held = np.int64(size + 1)
                 size += 1
                 break
             if table[slot, 0] == token:
