@@ -3,6 +3,7 @@ work directory gives the same outputs again, and exact copies share one shingle 
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import random
 from pathlib import Path
@@ -101,18 +102,25 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
         assert np.array_equal(band_key_rows(folder, rows, banding, signer, lambda s: s), expected)
 
 
-def test_sets_are_read_in_any_order_and_a_cut_file_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sets", ["sequences.npy", "shingles.npy"])
+def test_sets_are_read_in_any_order_and_a_cut_file_is_named(tmp_path: Path, sets: str) -> None:
+    """In either form: token sequences (the default), stored sets (partitions written before)."""
     config = DedupConfig(method="minhash")
     prints = _prints(config, _texts(30, seed=8))
-    folder = _written(tmp_path, config, prints)
+    folder = tmp_path / "partition"
+    folder.mkdir()
+    layout = layout_for(config, features=False)
+    if sets == "shingles.npy":
+        layout = dataclasses.replace(layout, sequences=False, shingle_width=0, shingle_seed=0)
+    write_partition(folder, prints, layout)
     rows = np.array([29, 0, 5, 5, 17, 2, 28, 0, 11], dtype=np.int64)
     flat, offsets = shingle_slices(folder, rows)
     assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(rows.size)] == \
         [prints[row].shingles.tolist() for row in rows.tolist()]
     assert shingle_slices(folder, np.empty(0, np.int64))[0].size == 0
-    path = folder / "shingles.npy"
+    path = folder / sets
     path.write_bytes(path.read_bytes()[:-8])
-    with pytest.raises(CorruptDataError, match=r"shingles\.npy"):
+    with pytest.raises(CorruptDataError, match=sets.replace(".", r"\.")):
         shingle_slices(folder, rows)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,18 +51,18 @@ SEQUENCE_FILES = ("tokens.npy", "sequences.npy", "sequence_offsets.npy", "sequen
 _IDS = "token-ids.scratch"
 """The scratch file of the token ids (first-seen order) while the partition is written."""
 _BUFFER = 1 << 20
+"""Bytes of ids gathered before a write to the scratch file."""
 _CHUNK = 1 << 20
 """Token ids coded at once when the partition closes."""
-_EMPTY = -1
 
 
 @njit(cache=True, interpretable=(0,))
-def _assign(tokens: U64, table: U64, vocabulary: U64, counts: I64,
+def _assign(tokens: U64, table: U64, vocabulary: U64,
             size: int) -> tuple[U32, int]:  # pragma: no cover - compiled
-    """The id of each token (its place in ``vocabulary``, new tokens appended; each counted),
-    by open addressing in ``table`` (a power of two of (token, id + 1) rows, 0: free: a probe
-    reads one cache line); the vocabulary's new size. The caller leaves room for every token
-    to be new."""
+    """The id of each token (its place in ``vocabulary``, new tokens appended), by open
+    addressing in ``table`` (a power of two of (token, id + 1) rows, 0: free: a probe reads
+    one cache line); the vocabulary's new size. The caller leaves room for every token to be
+    new."""
     mask = table.shape[0] - 1
     ids = np.empty(tokens.size, dtype=np.uint32)
     for i in range(tokens.size):
@@ -80,24 +81,22 @@ def _assign(tokens: U64, table: U64, vocabulary: U64, counts: I64,
                 break
             slot = (slot + 1) & mask
         ids[i] = held - 1
-        counts[held - 1] += 1
     return ids, size
 
 
 @njit(cache=True, interpretable=(0,))
-def _uncount(ids: U32, counts: I64) -> None:  # pragma: no cover - compiled
-    for i in range(ids.size):
-        counts[ids[i]] -= 1
-
-
-@njit(cache=True, interpretable=(0,))
-def _encode(ranks: U32) -> tuple[U8, I64]:  # pragma: no cover - compiled
-    """The LEB128 codes of ``ranks`` and where each starts (one more: the end)."""
+def _encode(ranks: U32, cuts: I64) -> tuple[U8, I64]:  # pragma: no cover - compiled
+    """The LEB128 codes of ``ranks`` and where the codes of the ranks at ``cuts`` (sorted
+    positions, at most ``ranks.size``) start."""
     out = np.empty(5 * ranks.size, dtype=np.uint8)
-    starts = np.empty(ranks.size + 1, dtype=np.int64)
-    n = 0
-    for i in range(ranks.size):
-        starts[i] = n
+    at = np.empty(cuts.size, dtype=np.int64)
+    n, k = 0, 0
+    for i in range(ranks.size + 1):
+        while k < cuts.size and cuts[k] == i:
+            at[k] = n
+            k += 1
+        if i == ranks.size:
+            break
         value = int(ranks[i])
         while value >= 128:
             out[n] = (value & 127) | 128
@@ -105,8 +104,7 @@ def _encode(ranks: U32) -> tuple[U8, I64]:  # pragma: no cover - compiled
             n += 1
         out[n] = value
         n += 1
-    starts[ranks.size] = n
-    return out[:n], starts
+    return out[:n], at
 
 
 @njit(cache=True, interpretable=(0,))
@@ -159,8 +157,7 @@ def _distinct_rows(flat: U64, offsets: I64) -> tuple[U64, I64]:
 
 
 class _Vocabulary:
-    """The distinct token hashes met so far, each with its id (first seen, first numbered) and
-    the times it occurs in the stored sequences."""
+    """The distinct token hashes met so far, each with its id (first seen, first numbered)."""
 
     def __init__(self, capacity: int = 1 << 16) -> None:
         self.size = 0
@@ -168,29 +165,23 @@ class _Vocabulary:
 
     def _tables(self, capacity: int) -> None:
         self.tokens = np.empty(capacity, dtype=np.uint64)
-        self.counts = np.zeros(capacity, dtype=np.int64)
         self.table = np.zeros((2 * capacity, 2), dtype=np.uint64)  # half full at most
 
     def ids(self, tokens: U64) -> U32:
-        """The ids of ``tokens`` (new ones numbered as they come), each counted."""
+        """The ids of ``tokens`` (new ones numbered as they come)."""
         if self.size + tokens.size > self.tokens.size:
             self._grow(self.size + tokens.size)
-        ids, self.size = _assign(tokens, self.table, self.tokens, self.counts, self.size)
+        ids, self.size = _assign(tokens, self.table, self.tokens, self.size)
         return ids
-
-    def uncount(self, ids: U32) -> None:
-        """Take back the counts of ``ids`` (a sequence stored before)."""
-        _uncount(ids, self.counts)
 
     def _grow(self, needed: int) -> None:
         capacity = self.tokens.size
         while capacity < needed:
             capacity *= 2
-        known, counts = self.tokens[:self.size], self.counts[:self.size]
+        known = self.tokens[:self.size]
         self._tables(capacity)
         self.size = 0
         self.ids(known)  # distinct: numbered 0..size-1 again, in order
-        self.counts[:counts.size] = counts
 
 
 def _npy_header(dtype: type[np.generic], length: int) -> bytes:
@@ -203,11 +194,14 @@ def _npy_header(dtype: type[np.generic], length: int) -> bytes:
 
 class SequenceFile:
     """The token sequences of a partition's documents, written a document at a time into
-    ``folder`` (see the module's notes); each distinct sequence once."""
+    ``folder`` (see the module's notes); each distinct sequence once (found by a hash of its
+    ids, then compared)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.scratch = open(folder / _IDS, "w+b", buffering=_BUFFER)  # noqa: SIM115 - finish()
+        self.scratch = open(folder / _IDS, "w+b", buffering=0)  # noqa: SIM115 - finish()
+        self.pending = bytearray()  # the ids not yet in the scratch file, from ``flushed``
+        self.flushed = 0
         self.vocabulary = _Vocabulary()
         self.found: dict[int, list[int]] = {}
         self.starts: list[int] = [0]
@@ -216,7 +210,8 @@ class SequenceFile:
 
     def _stored(self, k: int) -> bytes:
         start, end = self.starts[k], self.starts[k + 1]
-        self.scratch.flush()
+        if start >= self.flushed:
+            return bytes(self.pending[4 * (start - self.flushed):4 * (end - self.flushed)])
         return os.pread(self.scratch.fileno(), 4 * (end - start), 4 * start)
 
     def add(self, tokens: U64, shingles: int) -> None:
@@ -228,26 +223,36 @@ class SequenceFile:
             if self.starts[k + 1] - self.starts[k] == ids.size and (
                     ids.size == 0 or self._stored(k) == data):
                 self.index.append(k)
-                self.vocabulary.uncount(ids)
                 return
         candidates.append(len(self.starts) - 1)
         self.index.append(len(self.starts) - 1)
         self.starts.append(self.starts[-1] + ids.size)
         self.shingles += shingles
-        self.scratch.write(data)
+        self.pending += data
+        if len(self.pending) >= _BUFFER:
+            self._flush()
+
+    def _flush(self) -> None:
+        self.scratch.write(self.pending)
+        self.flushed = self.starts[-1]
+        self.pending = bytearray()
 
     def abort(self) -> None:
         """Close the scratch file, whole or not (nothing else is written)."""
         self.scratch.close()
 
     def finish(self) -> None:
-        """Write the partition's sequence files (the ranks are now known); remove the scratch."""
-        vocabulary = self.vocabulary
-        order = np.argsort(-vocabulary.counts[:vocabulary.size], kind="stable")
-        rank = np.empty(vocabulary.size, dtype=np.uint32)
-        rank[order] = np.arange(vocabulary.size, dtype=np.uint32)
-        write_array(self.folder / "tokens.npy", vocabulary.tokens[order])
-        self.scratch.flush()
+        """Write the partition's sequence files (the ranks are now known: the most frequent
+        token first); remove the scratch file."""
+        self._flush()
+        size = self.vocabulary.size
+        counts = np.zeros(size, dtype=np.int64)
+        for ids in self._chunks():
+            counts += np.bincount(ids, minlength=size)
+        order = np.argsort(-counts, kind="stable")
+        rank = np.empty(size, dtype=np.uint32)
+        rank[order] = np.arange(size, dtype=np.uint32)
+        write_array(self.folder / "tokens.npy", self.vocabulary.tokens[order])
         offsets = self._write_codes(rank)
         self.scratch.close()
         (self.folder / _IDS).unlink()
@@ -255,28 +260,37 @@ class SequenceFile:
         write_array(self.folder / "sequence_index.npy", np.array(self.index, dtype=np.int32))
         with open(self.folder / "sequences.json", "w") as out:
             out.write(json.dumps({"shingles": self.shingles, "tokens": self.starts[-1],
-                                  "vocabulary": vocabulary.size}, sort_keys=True))
+                                  "vocabulary": size}, sort_keys=True))
             sync(out)
+
+    def _chunks(self) -> Iterator[U32]:
+        """The scratch ids, a chunk at a time."""
+        total = self.starts[-1]
+        for low in range(0, total, _CHUNK):
+            count = min(_CHUNK, total - low)
+            data = os.pread(self.scratch.fileno(), 4 * count, 4 * low)
+            if len(data) != 4 * count:
+                raise CorruptDataError(f"{self.folder / _IDS}: cut short")
+            yield np.frombuffer(data, dtype="<u4")
 
     def _write_codes(self, rank: U32) -> I64:
         """``sequences.npy`` coded from the scratch ids a chunk at a time; the sequences' byte
         offsets."""
         starts = np.array(self.starts, dtype=np.int64)
         offsets = np.empty_like(starts)
-        total, written = int(starts[-1]), 0
+        written = 0
         with open(self.folder / "sequences.npy", "wb") as out:
             header = _npy_header(np.uint8, 0)
             out.write(header)
-            for low in range(0, max(total, 1), _CHUNK):
-                count = min(_CHUNK, total - low)
-                ids = np.frombuffer(os.pread(self.scratch.fileno(), 4 * count, 4 * low),
-                                    dtype="<u4")
-                codes, positions = _encode(rank[ids])
+            low = 0
+            for ids in self._chunks():
                 first, last = np.searchsorted(starts, [low, low + ids.size], side="left")
-                offsets[first:last] = written + positions[starts[first:last] - low]
-                out.write(codes.tobytes())
+                codes, at = _encode(rank[ids], starts[first:last] - low)
+                offsets[first:last] = written + at
+                out.write(codes.data)
                 written += codes.size
-            offsets[starts >= total] = written
+                low += ids.size
+            offsets[starts >= low] = written
             final = _npy_header(np.uint8, written)
             if len(final) != len(header):
                 raise OverflowError(f"{out.name}: {written} bytes outgrow the header")

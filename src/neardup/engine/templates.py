@@ -204,7 +204,10 @@ class ContentReader:
 
     def sets(self, part: Part, local: I64) -> tuple[U64, I64]:
         """The content sets of ``local`` (rows among the part's kept rows), as CSR."""
-        flat, offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        return self._content(part, local, *shingle_slices(part.folder, part.kept_rows()[local]))
+
+    def _content(self, part: Part, local: I64, flat: U64, offsets: I64) -> tuple[U64, I64]:
+        """The content sets of ``local`` from their sets (flat, offsets)."""
         if not self.active:
             return flat, offsets
         if part.name not in self._keys:
@@ -224,8 +227,8 @@ class ContentReader:
         """The stored signatures, those of pruned documents recomputed from their content."""
         if not self.active or self.signer is None:
             return stored
-        flat, offsets = self.sets(part, local)
         original, original_offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        flat, offsets = self._content(part, local, original, original_offsets)  # read once
         out = np.array(stored)
         for row in range(local.size):
             mine = flat[offsets[row]:offsets[row + 1]]
