@@ -204,6 +204,7 @@ class SequenceFile:
         self.flushed = 0
         self.vocabulary = _Vocabulary()
         self.found: dict[int, list[int]] = {}
+        self.empty: int | None = None  # the empty sequence, once stored
         self.starts: list[int] = [0]
         self.index: list[int] = []
         self.shingles = 0
@@ -216,6 +217,9 @@ class SequenceFile:
 
     def add(self, tokens: U64, shingles: int) -> None:
         """One document: its token hashes and the size of its verification set."""
+        if not tokens.size and self.empty is not None:  # pages without an article view
+            self.index.append(self.empty)
+            return
         ids = self.vocabulary.ids(tokens)
         data = ids.astype("<u4", copy=False).tobytes()
         candidates = self.found.setdefault(xxhash.xxh3_64_intdigest(data), [])
@@ -226,6 +230,8 @@ class SequenceFile:
                 return
         candidates.append(len(self.starts) - 1)
         self.index.append(len(self.starts) - 1)
+        if not ids.size:
+            self.empty = len(self.starts) - 1
         self.starts.append(self.starts[-1] + ids.size)
         self.shingles += shingles
         self.pending += data
