@@ -172,7 +172,7 @@ def _folder_bytes(folder: Path) -> int:
 
 def _partition_bytes(work: Path) -> dict[str, float]:
     """Bytes per document of each kind of file of the fingerprint partitions (meta.parquet,
-    shingles.npy, bands.npy...)."""
+    sequences.npy, tokens.npy, bands.npy...)."""
     found: dict[str, int] = {}
     for path in (work / "fingerprint").glob("*/*"):
         found[path.name] = found.get(path.name, 0) + path.stat().st_size

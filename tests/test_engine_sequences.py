@@ -190,3 +190,14 @@ def test_a_work_directory_of_stored_sets_resumes(tmp_path: Path, method: str,
     assert read_layout(partitions[1]).sequences
     assert_same_tables(tmp_path / "mixed", tmp_path / "new")
     assert mixed["near"]["verified"] == again["near"]["verified"] == new["near"]["verified"]
+
+
+def test_prints_without_their_token_hashes_are_refused(tmp_path: Path) -> None:
+    """A set the partition could not rebuild is never stored as an empty sequence."""
+    config = DedupConfig(method="minhash")
+    [p] = _prints(config, ["one two three four five six"])
+    folder = tmp_path / "partition"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="token hashes"):
+        write_partition(folder, [dataclasses.replace(p, token_hashes=np.empty(0, np.uint64))],
+                        layout_for(config, features=False))
