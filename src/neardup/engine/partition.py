@@ -14,7 +14,9 @@ A partition directory holds, for its documents in input order:
   share one);
 - method ``minhash``: ``signatures.npy``, the signatures (what verification reads for the
   estimate column: recomputing them from the sets cost about a fifth of the near stage on real
-  text, for about 1 KB more per document), and ``bands.npy``, the LSH band keys of each
+  text, for about 1 KB more per document; kept beside the token sequences, where they are the
+  largest file: signing a rebuilt set costs about 35 us a candidate document, and the work
+  directory of a 10M run fits without dropping them), and ``bands.npy``, the LSH band keys of each
   document's signature (what the candidates stage reads), when the signature is a function of
   the verification set (the default: same shingles). Partitions written before hold the band
   keys alone there: their signatures are recomputed from the sets;
