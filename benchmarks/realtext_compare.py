@@ -23,14 +23,17 @@ benchmarks of the machine wait for it, and it for them: one run at a time, the l
 between runs). Each side first runs once untimed on a 2,000-document corpus (numba's cache,
 the page cache).
 Reported: the medians of each side, the ratios of the last neardup side to every other side, the
-load average beside every run, and what each removed (documents, originals among them, the share
-of the planted copies of each edit level). Results go to ``benchmarks/results/realtext.json``.
+load average beside every run, what each removed (documents, originals among them, the share
+of the planted copies of each edit level) and, for a neardup side, its own split by stage (CPU
+and wall seconds of each stage from its ``summary.json``). Results go to
+``benchmarks/results/realtext.json`` (``--out``).
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
+import json
 import os
 import shutil
 import statistics
@@ -89,6 +92,16 @@ def removed_report(removed: set[str], level: np.ndarray) -> dict[str, Any]:
                 f"{v:.2f}": round(float(hit[level == v].mean()), 4) for v in EDIT_LEVELS}}
 
 
+def stage_split(out: Path) -> dict[str, Any]:
+    """A neardup side's own split of the run by stage (its ``summary.json``): CPU and wall
+    seconds per stage, the near stage's phases and its pair counts."""
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    near = summary.get("near", {})
+    return {"cpu_seconds": summary["cpu_seconds"], "seconds": summary["seconds"],
+            "near_phases": near.get("phases", {}),
+            "near_pairs": {key: near.get(key) for key in ("candidates", "verified", "rejected")}}
+
+
 def _python_path(side: str, sources: dict[str, Path]) -> None:
     """The ``PYTHONPATH`` :func:`scale.measure` hands the next process: a neardup side's
     ``src``, nothing for a peer."""
@@ -125,6 +138,8 @@ def one_run(side: str, corpus: Path, scratch: Path, peers_python: Path,
     found["load_average_before"] = load
     if level is not None:
         found |= removed_report(removed_ids(side, out), level)
+        if side not in PEERS:
+            found["stages"] = stage_split(out)
     shutil.rmtree(out, ignore_errors=True)
     return found
 

@@ -15,7 +15,7 @@ from neardup.index.hamming import (
     hamming_pairs,
     permute,
 )
-from neardup.index.lsh import LSHBands, choose_bands, lsh_pairs
+from neardup.index.lsh import LSHBands, _candidates, _errors, choose_bands, lsh_pairs
 
 fingerprint = st.integers(0, 2**64 - 1)
 
@@ -81,6 +81,47 @@ def test_choose_bands_balances_the_errors() -> None:
     assert bands.probability(0.5) < 0.01
     recall_first = choose_bands(128, 0.8, fp_weight=0.1)
     assert recall_first.probability(0.8) > bands.probability(0.8)
+
+
+def _loop_error(bands: int, rows: int, threshold: float, fp_weight: float) -> float:
+    """One banding's weighted error as ``choose_bands`` computed it one banding at a time."""
+    low, high = np.linspace(0.0, threshold, 201), np.linspace(threshold, 1.0, 201)
+
+    def area(curve: np.ndarray, grid: np.ndarray) -> float:
+        return float(np.sum((curve[1:] + curve[:-1]) * np.diff(grid)) / 2.0)
+
+    false_pos = area(1.0 - (1.0 - low**rows) ** bands, low)
+    false_neg = area((1.0 - high**rows) ** bands, high)
+    return fp_weight * false_pos + (1.0 - fp_weight) * false_neg
+
+
+def _loop_choice(num_perm: int, threshold: float, fp_weight: float) -> tuple[int, int]:
+    """The banding the loop over every (bands, rows) chose: the first strictly better one
+    after (1, num_perm)."""
+    best, best_error = (1, num_perm), _loop_error(1, num_perm, threshold, fp_weight)
+    for bands in range(1, num_perm + 1):
+        for rows in range(1, num_perm // bands + 1):
+            error = _loop_error(bands, rows, threshold, fp_weight)
+            if error < best_error:
+                best, best_error = (bands, rows), error
+    return best
+
+
+@pytest.mark.parametrize("num_perm", [1, 2, 3, 7, 16, 64, 128])
+def test_choose_bands_picks_what_the_loop_over_every_banding_picked(num_perm: int) -> None:
+    for threshold in (0.1, 0.5, 0.8, 0.95):
+        for fp_weight in (0.1, 0.5, 0.9):
+            chosen = choose_bands.__wrapped__(num_perm, threshold, fp_weight)
+            assert (chosen.bands, chosen.rows) == _loop_choice(num_perm, threshold, fp_weight), \
+                (threshold, fp_weight)
+
+
+def test_every_bandings_error_equals_the_loops_to_the_bit() -> None:
+    bands, rows = _candidates(128)
+    for threshold, fp_weight in ((0.8, 0.1), (0.85, 0.5), (0.95, 0.5)):
+        expected = [_loop_error(b, r, threshold, fp_weight) for b, r in
+                    zip(bands.tolist(), rows.tolist(), strict=True)]
+        assert _errors(128, threshold, fp_weight).tolist() == expected
 
 
 def test_lsh_pairs_find_equal_bands_only() -> None:

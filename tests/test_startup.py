@@ -3,7 +3,11 @@ for one)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import os
+import subprocess
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -12,7 +16,6 @@ import pytest
 from click.testing import CliRunner
 
 import neardup.engine.run as engine_run
-import neardup.methods.workers as workers_module
 from neardup.cli.main import cli
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -36,7 +39,7 @@ def pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             started.append(max_workers)
             super().__init__(max_workers, *args, **kwargs)
 
-    monkeypatch.setattr(workers_module, "ProcessPoolExecutor", Recording)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recording)
     monkeypatch.setattr("neardup.cli.dedup.default_workers", lambda: 2)
     return started
 
@@ -82,3 +85,36 @@ def test_the_small_input_rule_gives_the_same_tables(tmp_path: Path, pools: list[
     assert pools == [2]
     for table in ("documents.parquet", "pairs.parquet", "clusters.parquet"):
         assert (alone / table).read_bytes() == (pooled / table).read_bytes(), table
+
+
+def _threads_after_numpy(environment: dict[str, str]) -> int:
+    """The threads of a fresh process that imported the command line, then numpy."""
+    code = "import os, neardup.cli.main, numpy; print(len(os.listdir('/proc/self/task')))"
+    done = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
+                          text=True, check=True)
+    return int(done.stdout)
+
+
+def test_the_command_line_keeps_openblas_to_one_thread() -> None:
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    assert _threads_after_numpy({**environment, "PYTHONPATH": str(SRC)}) == 1
+
+
+def test_a_users_openblas_threads_are_kept() -> None:
+    environment = {**os.environ, "PYTHONPATH": str(SRC), "OPENBLAS_NUM_THREADS": "2"}
+    assert _threads_after_numpy(environment) == 2
+
+
+def test_a_one_document_jsonl_dedup_loads_no_pool_and_no_other_reader(tmp_path: Path) -> None:
+    data = write_docs(tmp_path / "one.jsonl", 1)
+    unused = ("concurrent.futures.process", "multiprocessing", "fastwarc",
+              "neardup.sources.warc", "neardup.sources.files", "neardup.sources.parquet")
+    code = ("import sys\nfrom neardup.cli.main import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print(','.join(m for m in {unused!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, "dedup", str(data), "--out",
+                           str(tmp_path / "out"), "--quiet"],
+                          env={**os.environ, "PYTHONPATH": str(SRC)}, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == ""
+    assert (tmp_path / "out" / "documents.parquet").exists()

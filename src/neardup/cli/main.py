@@ -4,11 +4,17 @@ Commands are imported only when they run (``neardup --help`` loads none of numpy
 pyarrow). Every error a user can cause ends in one line on stderr naming the file and the cause,
 and a non-zero exit: 1 for an error, 130 for Ctrl-C; the traceback is shown only with
 ``neardup --debug``.
+
+Before numpy loads, OpenBLAS is held to one thread (``OPENBLAS_NUM_THREADS=1`` unless the user
+set it): neardup calls no multi-threaded BLAS routine (a dot product of two vectors at most),
+and OpenBLAS's pool spins a second thread at start, about 0.1 CPU s in every process (the
+command and each worker it starts).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -40,6 +46,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Each command: where it lives (module:attribute) and its one-line help for ``neardup --help``."""
 
 EXIT_ERROR = 1
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
+"""Set in the environment at import, before numpy (which starts OpenBLAS) can load."""
+os.environ.setdefault(*BLAS_THREADS)
 
 
 def _os_error_line(error: OSError) -> str:

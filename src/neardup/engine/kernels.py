@@ -91,9 +91,11 @@ def sorted_equal_key_pairs(rows: npt.NDArray[Any]) -> tuple[I64, I64]:
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
-def has_article(catalog: Catalog, index: int, local: I64) -> npt.NDArray[np.bool_]:
-    """Which of ``local`` (rows among partition ``index``'s kept rows) have an article view."""
-    article = catalog.article()
+def has_article(article: Catalog, index: int, local: I64) -> npt.NDArray[np.bool_]:
+    """Which of ``local`` (rows among partition ``index``'s kept rows) have an article view;
+    ``article`` is the run's catalog seen through its article views
+    (:meth:`Catalog.article`), made once by the caller: it is as long as the run's partitions,
+    and made per partition it cost each block of pairs the square of their number."""
     return article.columns(article.parts[index])["tokens"][local] > 0
 
 
@@ -118,8 +120,9 @@ def band_rows(catalog: Catalog, index: int, docs: I64, local: I64, bands: LSHBan
     rows = _rows_of(keys, docs, 0)
     if not catalog.has_article:
         return rows
-    chosen = has_article(catalog, index, local)
-    article = catalog.article().parts[index]
+    articles = catalog.article()
+    chosen = has_article(articles, index, local)
+    article = articles.parts[index]
     keys = band_key_rows(article.folder, article.kept_rows()[local[chosen]], bands, signer)
     return np.concatenate([rows, _rows_of(keys, docs[chosen], bands.bands)])
 
@@ -127,8 +130,9 @@ def band_rows(catalog: Catalog, index: int, docs: I64, local: I64, bands: LSHBan
 def _articles_of(catalog: Catalog, docs: I64) -> npt.NDArray[np.bool_]:
     which, rows = catalog.locate(docs)
     found = np.zeros(docs.size, dtype=bool)
+    article = catalog.article()
     for index in np.unique(which).tolist():
-        found[which == index] = has_article(catalog, index, rows[which == index])
+        found[which == index] = has_article(article, index, rows[which == index])
     return found
 
 

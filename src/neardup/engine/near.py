@@ -111,7 +111,8 @@ def views_record(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[n
     and the verified pairs standing on each view (nothing for a run of one view)."""
     if not catalog.has_article:
         return {}
-    with_article = sum(int(has_article(catalog, index, local).sum())
+    article = catalog.article()
+    with_article = sum(int(has_article(article, index, local).sum())
                        for index, _, local in survivor_rows(catalog, survivors))
     return {"views": {"compared": list(config.views), "article_views": with_article,
                       "pairs": view_counts(pairs, config.views)}}

@@ -48,19 +48,29 @@ def _folded(out: U8, tokens: U64, n: int, count: int, h: np.uint64, pending: boo
         if cls == SEPARATOR:
             pending = n > 0
         else:
-            if pending or (cls == STANDALONE and n > 0):
-                out[n] = 32
-                n += 1
-                tokens[count] = fmix64(h)
-                count += 1
-                h = _FNV_OFFSET
-            for j in range(size):
-                out[n] = pool[at + j]
-                h = (h ^ np.uint64(pool[at + j])) * _FNV_PRIME
-                n += 1
-            pending = cls == STANDALONE
+            n, count, h, pending = _character(out, tokens, n, count, h, pending, pool, at,
+                                              size, cls)
         at += size
     return n, count, h, pending
+
+
+@njit(cache=True, inline="always", interpretable=True)
+def _character(out: U8, tokens: U64, n: int, count: int, h: np.uint64, pending: bool,
+               src: U8, at: int, size: int,
+               cls: int) -> tuple[int, int, np.uint64, bool]:  # pragma: no cover
+    """Add the word or standalone character ``src[at:at + size]`` (of class ``cls``) to the
+    canonical bytes, after the space and the token it ends if one is due; the state after."""
+    if pending or (cls == STANDALONE and n > 0):
+        out[n] = 32
+        n += 1
+        tokens[count] = fmix64(h)
+        count += 1
+        h = _FNV_OFFSET
+    for j in range(size):
+        out[n] = src[at + j]
+        h = (h ^ np.uint64(src[at + j])) * _FNV_PRIME
+        n += 1
+    return n, count, h, cls == STANDALONE
 
 
 @njit(cache=True, interpretable=True)
@@ -121,17 +131,8 @@ def _scan(buf: U8, classes: U8, start: I32, length: U8, pool: U8, dirty: U8,
         if cls == SEPARATOR:
             pending = n > 0
         else:
-            if pending or (cls == STANDALONE and n > 0):
-                out[n] = 32
-                n += 1
-                tokens[count] = fmix64(h)
-                count += 1
-                h = _FNV_OFFSET
-            for j in range(size):
-                out[n] = buf[i + j]
-                h = (h ^ np.uint64(buf[i + j])) * _FNV_PRIME
-                n += 1
-            pending = cls == STANDALONE
+            n, count, h, pending = _character(out, tokens, n, count, h, pending, buf, i, size,
+                                              cls)
         i += size
     if n > 0:
         tokens[count] = fmix64(h)

@@ -32,38 +32,57 @@ class LSHBands:
         return float(1.0 - (1.0 - resemblance**self.rows) ** self.bands)
 
 
-def _area(curve: F64, grid: F64) -> float:
+def _areas(curves: F64, grid: F64) -> F64:
+    """The trapezoid area under each row of ``curves`` over ``grid``."""
     if grid.size < 2:
-        return 0.0
-    return float(np.sum((curve[1:] + curve[:-1]) * np.diff(grid)) / 2.0)
+        return np.zeros(curves.shape[0])
+    return np.asarray(np.sum((curves[:, 1:] + curves[:, :-1]) * np.diff(grid), axis=1) / 2.0)
 
 
-def _error(bands: int, rows: int, threshold: float, fp_weight: float) -> float:
+def _candidates(num_perm: int) -> tuple[I64, I64]:
+    """Every (bands, rows) with bands * rows <= num_perm: bands ascending, then rows."""
+    pairs = [(bands, rows) for bands in range(1, num_perm + 1)
+             for rows in range(1, num_perm // bands + 1)]
+    both = np.array(pairs, dtype=np.int64).T
+    return both[0], both[1]
+
+
+def _curves(grid: F64, num_perm: int, missed: bool) -> F64:
+    """One row per banding of :func:`_candidates`: the chance ``1 - (1 - s**r)**b`` that a pair
+    of resemblance s (each point of ``grid``) becomes a candidate, or (``missed``) the chance it
+    does not. Each power is taken with a scalar exponent, as numpy takes ``grid**r``."""
+    powers = np.stack([grid**rows for rows in range(1, num_perm + 1)])
+    curves = np.concatenate([(1.0 - powers[: num_perm // bands]) ** bands
+                             for bands in range(1, num_perm + 1)])
+    return np.asarray(curves if missed else 1.0 - curves)
+
+
+def _errors(num_perm: int, threshold: float, fp_weight: float) -> F64:
+    """The weighted error of each banding of :func:`_candidates`: the area of false positives
+    below the threshold and of false negatives above it."""
     low = np.linspace(0.0, threshold, _GRID)
     high = np.linspace(threshold, 1.0, _GRID)
-    false_pos = _area(1.0 - (1.0 - low**rows) ** bands, low)
-    false_neg = _area((1.0 - high**rows) ** bands, high)
-    return fp_weight * false_pos + (1.0 - fp_weight) * false_neg
+    false_pos = _areas(_curves(low, num_perm, missed=False), low)
+    false_neg = _areas(_curves(high, num_perm, missed=True), high)
+    return np.asarray(fp_weight * false_pos + (1.0 - fp_weight) * false_neg)
 
 
 @functools.lru_cache(maxsize=256)
 def choose_bands(num_perm: int, threshold: float, fp_weight: float = 0.5) -> LSHBands:
     """The (bands, rows) with bands * rows <= num_perm that minimise the weighted error.
 
-    At threshold 1 no banding misses a pair (equal sets have equal signatures), and one band of
+    Ties go to one band of every row, else to the fewest bands, then the fewest rows. At
+    threshold 1 no banding misses a pair (equal sets have equal signatures), and one band of
     every row admits the fewest others."""
     if not 0.0 < threshold <= 1.0:
         raise ConfigError(f"threshold={threshold!r}: must be in (0, 1] for LSH")
     if threshold == 1.0:
         return LSHBands(1, num_perm)
-    best = LSHBands(1, num_perm)
-    best_error = _error(1, num_perm, threshold, fp_weight)
-    for bands in range(1, num_perm + 1):
-        for rows in range(1, num_perm // bands + 1):
-            error = _error(bands, rows, threshold, fp_weight)
-            if error < best_error:
-                best, best_error = LSHBands(bands, rows), error
-    return best
+    bands, rows = _candidates(num_perm)
+    errors = _errors(num_perm, threshold, fp_weight)
+    whole = num_perm - 1  # (1, num_perm): the last banding of one band
+    best = whole if errors[whole] <= errors.min() else int(np.argmin(errors))
+    return LSHBands(int(bands[best]), int(rows[best]))
 
 
 def band_keys(signatures: U64, band: int, rows: int) -> U64:

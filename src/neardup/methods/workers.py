@@ -4,21 +4,25 @@ Results come back in input order whatever the number of workers, so the output o
 depends on it. Items travel in batches to amortise pickling. Inside :func:`shared_pool`, every
 :func:`task_map` of that many workers maps in one pool started once (a batch run's stages share
 it instead of each forking and warming new processes).
+
+The process pool's modules (``concurrent.futures.process``, ``multiprocessing``) are imported
+when a pool starts: a run in one process does not load them.
 """
 
 from __future__ import annotations
 
 import ctypes
 import itertools
-import multiprocessing
 import os
 import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["Mapper", "default_workers", "ignore_interrupts", "ordered_map", "pool_cpu_seconds",
            "serial_map", "shared_pool", "stop_pool", "task_map"]
@@ -38,6 +42,8 @@ def ignore_interrupts() -> None:
     """In a worker: leave Ctrl-C to the parent, which stops the pool (no traceback per worker);
     and die with the parent, even one killed by SIGKILL (Linux's parent-death signal, else a
     thread watching the parent)."""
+    import multiprocessing
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is None:
@@ -62,6 +68,14 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     for worker in workers.values():
         if worker.is_alive():
             worker.terminate()
+
+
+def _start_pool(workers: int, initializer: Callable[..., None],
+                initargs: tuple[Any, ...] = ()) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` (its modules imported now)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, initializer=initializer, initargs=initargs)
 
 
 def _init_worker(factory: Callable[[], Callable[[T], R]]) -> None:
@@ -93,7 +107,7 @@ def ordered_map(
         function = factory()
         yield from (function(item) for item in items)
         return
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(factory,)) as pool:
+    with _start_pool(workers, _init_worker, (factory,)) as pool:
         pending: list[Future[list[object]]] = []
         try:
             for batch in _batches(items, batch_size):
@@ -146,7 +160,7 @@ def shared_pool(workers: int) -> Iterator[None]:
     if workers <= 1:
         yield
         return
-    pool = ProcessPoolExecutor(workers, initializer=_shared_worker)
+    pool = _start_pool(workers, _shared_worker)
     _SHARED.append((workers, pool))
     try:
         yield
@@ -167,8 +181,7 @@ def task_map(workers: int) -> Mapper:
 
     def run(function: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         shared = [pool for count, pool in _SHARED if count == workers]
-        pool = shared[-1] if shared else ProcessPoolExecutor(workers,
-                                                             initializer=ignore_interrupts)
+        pool = shared[-1] if shared else _start_pool(workers, ignore_interrupts)
         try:
             yield from _in_flight(pool, function, tasks, 2 * workers)
         except GeneratorExit:  # the caller stopped early: the pool goes on

@@ -6,6 +6,9 @@ stdin; a URL (``memory://``, ``file://``, ``s3://``...) is read through fsspec, 
 pattern of URLs expanding the same way (:mod:`neardup.sources.location`). A path that cannot
 be read is counted (``unreadable-file``) with an error line, and
 reading goes on.
+
+The readers of archives (FastWARC), loose files and Parquet are imported when a file of their
+format is met: a run over JSONL loads none of them.
 """
 
 from __future__ import annotations
@@ -25,14 +28,11 @@ from neardup.errors import ConfigError
 from neardup.sources.blocks import BlockCursor
 from neardup.sources.context import DEFAULT_MAX_BYTES, MEDIA, Media, ReadContext, WarcEngine
 from neardup.sources.fields import DEFAULT_FIELDS, RowFields
-from neardup.sources.files import read_file, read_stream
 from neardup.sources.jsonl import read_jsonl, read_jsonl_stream
 from neardup.sources.location import expand_url, is_url, open_binary
-from neardup.sources.parquet import read_parquet
 from neardup.sources.records import ArchiveFormat
 from neardup.sources.sniff import PrefixedStream, Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
-from neardup.sources.warc import read_archive, read_archive_stream
 
 __all__ = ["STDIN", "SourceReader", "open_sources"]
 
@@ -127,15 +127,21 @@ def _read_path(item: _Input, ctx: ReadContext,
         return
     path, gz = item.path, found.gz
     if found.fmt == "parquet":
+        from neardup.sources.parquet import read_parquet
+
         yield from read_parquet(path, path, ctx, cursor)  # counts the file once it opens
         return
     ctx.stats.files += int(counts_file)
     if found.fmt in _ARCHIVES:
+        from neardup.sources.warc import read_archive
+
         yield from _by_document(
             read_archive(path, path, _ARCHIVES[found.fmt], gz, found.crlf, ctx), cursor)
     elif found.fmt == "jsonl":
         yield from read_jsonl(path, path, gz, ctx, cursor)
     elif found.fmt in _LOOSE:
+        from neardup.sources.files import read_file
+
         yield from _by_document(read_file(path, path, gz, _LOOSE[found.fmt], ctx), cursor)
 
 
@@ -170,10 +176,14 @@ def _read_stdin(ctx: ReadContext) -> Iterator[Document]:
     ctx.stats.files += 1
     stream = io.BufferedReader(PrefixedStream(head, raw))
     if found.fmt in _ARCHIVES:
+        from neardup.sources.warc import read_archive_stream
+
         yield from read_archive_stream(stream, STDIN, _ARCHIVES[found.fmt], found.gz, ctx)
     elif found.fmt == "jsonl":
         yield from read_jsonl_stream(stream, STDIN, found.gz, ctx)
     else:
+        from neardup.sources.files import read_stream
+
         yield from read_stream(stream, STDIN, found.gz, _LOOSE.get(found.fmt, "text"), ctx)
 
 

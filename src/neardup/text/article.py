@@ -24,8 +24,9 @@ reader view), on the lexbor tree the full text is extracted from:
    those with more than half of their words in links are dropped (link lists, "read more").
 
 Only counts of characters and the markup are used, no word lists, so any language and script
-is judged alike. The cost is a CSS query, a few Python calls per paragraph and the parse of the
-region: about a fifth of a full-text extraction (``benchmarks/article_extractors.py``).
+is judged alike. The cost is two CSS queries, a few Python calls per paragraph, and the parse
+and main-content pass of the region: about as much again as the page's full-text extraction
+(``benchmarks/article_extractors.py``: a page's two views cost 2.1 times its full text alone).
 """
 
 from __future__ import annotations

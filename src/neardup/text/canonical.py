@@ -24,6 +24,7 @@ import numpy as np
 
 from neardup._types import U8
 from neardup.text.compiled import njit
+from neardup.text.kepttables import kept_tables
 from neardup.text.nfkc import nfkc_casefold
 
 __all__ = ["canonical_bytes", "canonical_text", "canonical_tokens"]
@@ -36,18 +37,23 @@ _classes: U8 | None = None
 
 
 def _code_point_classes() -> U8:
-    """The class of every code point of the Basic Multilingual Plane (built once, ~20 ms)."""
+    """The class of every code point of the Basic Multilingual Plane (built once, ~20 ms, and
+    kept on disk: :mod:`neardup.text.kepttables`)."""
     global _classes
     if _classes is None:
-        table = np.zeros(_BMP, dtype=np.uint8)
-        for cp in range(_BMP):
-            char = chr(cp)
-            if char.isalnum() or unicodedata.category(char).startswith("M"):
-                table[cp] = WORD
-        for low, high in _STANDALONE_RANGES:
-            table[low : high + 1] = STANDALONE
-        _classes = table
+        _classes = kept_tables("classes", __file__, _built_classes)["classes"]
     return _classes
+
+
+def _built_classes() -> dict[str, U8]:
+    table = np.zeros(_BMP, dtype=np.uint8)
+    for cp in range(_BMP):
+        char = chr(cp)
+        if char.isalnum() or unicodedata.category(char).startswith("M"):
+            table[cp] = WORD
+    for low, high in _STANDALONE_RANGES:
+        table[low : high + 1] = STANDALONE
+    return {"classes": table}
 
 
 @njit(cache=True, interpretable=True)

@@ -39,6 +39,7 @@ import numpy as np
 
 from neardup._types import I32, I64, U8
 from neardup.text.compiled import njit
+from neardup.text.kepttables import Tables, kept_tables
 
 __all__ = ["MAX_DIRTY", "nfkc_casefold", "nfkc_casefold_full", "unstable_code_points"]
 
@@ -50,7 +51,7 @@ _HANGUL_VOWELS_AND_FINALS = (0x1160, 0x11FF)
 _FOLD_BLOCK = 256
 MAX_DIRTY = 32
 """Dirty pieces normalised one by one at most; text with more is normalised whole."""
-_unstable: U8 | None = None
+_kept: Tables | None = None
 _folding: FoldTable | None = None
 
 
@@ -71,26 +72,35 @@ def _ascii_punctuation(text: str) -> bool:
 
 def unstable_code_points() -> U8:
     """1 for each code point of planes 0 and 1 whose presence in folded text sends it to the
-    full path (built once, about 50 ms)."""
-    global _unstable
-    if _unstable is None:
-        table = np.zeros(_TABLE, dtype=np.uint8)
-        for cp in range(_TABLE):
-            char = chr(cp)
-            mapped = unicodedata.normalize("NFKC", char)
-            if mapped != char and char != _ELLIPSIS and not (
-                    _separator_only(char) and _ascii_punctuation(mapped)):
-                table[cp] = 1
-            if unicodedata.combining(char):
-                table[cp] = 1
-            parts = unicodedata.decomposition(char).split()
-            if len(parts) == 2 and not parts[0].startswith("<"):
-                second = int(parts[1], 16)
-                if second < _TABLE:
-                    table[second] = 1
-        table[_HANGUL_VOWELS_AND_FINALS[0] : _HANGUL_VOWELS_AND_FINALS[1] + 1] = 1
-        _unstable = table
-    return _unstable
+    full path (built once, about 80 ms, and kept on disk: :mod:`neardup.text.kepttables`)."""
+    return _tables()["unstable"]
+
+
+def _tables() -> Tables:
+    """This module's tables: the unstable code points and the folding table's arrays."""
+    global _kept
+    if _kept is None:
+        _kept = kept_tables("nfkc", __file__, _built_tables)
+    return _kept
+
+
+def _built_unstable() -> U8:
+    table = np.zeros(_TABLE, dtype=np.uint8)
+    for cp in range(_TABLE):
+        char = chr(cp)
+        mapped = unicodedata.normalize("NFKC", char)
+        if mapped != char and char != _ELLIPSIS and not (
+                _separator_only(char) and _ascii_punctuation(mapped)):
+            table[cp] = 1
+        if unicodedata.combining(char):
+            table[cp] = 1
+        parts = unicodedata.decomposition(char).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            second = int(parts[1], 16)
+            if second < _TABLE:
+                table[second] = 1
+    table[_HANGUL_VOWELS_AND_FINALS[0] : _HANGUL_VOWELS_AND_FINALS[1] + 1] = 1
+    return table
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,21 +128,28 @@ def _changed_by_casefold() -> list[int]:
 
 
 def fold_table() -> FoldTable:
-    """The case folding table (built once, about 20 ms)."""
+    """The case folding table (built once, about 30 ms, and kept on disk with the unstable
+    code points)."""
     global _folding
     if _folding is None:
-        unstable = unstable_code_points()
-        start = np.zeros(_TABLE, dtype=np.int32)
-        length = np.zeros(_TABLE, dtype=np.uint8)
-        dirty = unstable.copy()
-        pool = bytearray()
-        for cp in _changed_by_casefold():
-            folded = chr(cp).casefold()
-            start[cp], length[cp] = len(pool), len(folded.encode("utf-8", "surrogatepass"))
-            pool += folded.encode("utf-8", "surrogatepass")
-            dirty[cp] = any(unstable[ord(c)] for c in folded)
-        _folding = FoldTable(start, length, np.frombuffer(bytes(pool), dtype=np.uint8), dirty)
+        tables = _tables()
+        _folding = FoldTable(tables["start"], tables["length"], tables["pool"], tables["dirty"])
     return _folding
+
+
+def _built_tables() -> Tables:
+    unstable = _built_unstable()
+    start = np.zeros(_TABLE, dtype=np.int32)
+    length = np.zeros(_TABLE, dtype=np.uint8)
+    dirty = unstable.copy()
+    pool = bytearray()
+    for cp in _changed_by_casefold():
+        folded = chr(cp).casefold()
+        start[cp], length[cp] = len(pool), len(folded.encode("utf-8", "surrogatepass"))
+        pool += folded.encode("utf-8", "surrogatepass")
+        dirty[cp] = any(unstable[ord(c)] for c in folded)
+    return {"unstable": unstable, "start": start, "length": length,
+            "pool": np.frombuffer(bytes(pool), dtype=np.uint8), "dirty": dirty}
 
 
 @njit(cache=True, interpretable=True)
