@@ -5,13 +5,14 @@ A partition directory holds, for its documents in input order:
 - ``meta.parquet`` (zstd): id, url, host, source, offset, fetched, revisit_of, links (strings)
   and the numeric columns of :data:`NUMERIC` (lengths, token counts, the exact-level hashes,
   simhash);
-- the verification sets: since they are a function of the documents' token hashes, the token
-  sequences they were made from, rebuilt when read (:mod:`neardup.engine.sequences`: about a
-  quarter of the bytes); in partitions written before (``Layout.sequences`` false),
+- the verification sets, in one of two forms (``Layout.sequences``): by default
   ``shingles.npy`` + ``shingle_offsets.npy``: the distinct sorted verification shingle sets of
   the partition, concatenated (CSR offsets, one more than the sets), and
   ``shingle_index.npy``: the set of each document (documents with equal sets, exact copies,
-  share one);
+  share one); or, with the engine's ``compact_sets`` option, since the sets are a function of
+  the documents' token hashes, the token sequences they were made from, rebuilt when read
+  (:mod:`neardup.engine.sequences`: about a quarter of the bytes, for more CPU where sets are
+  read);
 - method ``minhash``: ``signatures.npy``, the signatures (what verification reads for the
   estimate column: recomputing them from the sets cost about a fifth of the near stage on real
   text, for about 1 KB more per document; kept beside the token sequences, where they are the
@@ -28,8 +29,9 @@ A partition directory holds, for its documents in input order:
 
 Partitions are written to a temporary directory and renamed into place
 (:func:`neardup.engine.workdir.publish_dir`), so a partition that exists is complete. The readers
-also read the partitions of the earlier formats (one set per document, stored signatures; stored
-sets), so that a work directory written before resumes, each partition read in its own form.
+also read the partitions of the earlier format (one set per document, stored signatures), and
+each partition is read in its own form, so that a work directory resumes whichever form its
+partitions were written in.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")
 LAYOUT = "layout.json"
+_SEQUENCE_FIELDS = ("sequences", "shingle_width", "shingle_seed")
+"""The fields of :class:`Layout` that a partition of stored sets leaves out of its record."""
 _SET_BUFFER = 1 << 20
 """Bytes of shingle sets gathered before a write (a write a set cost as much as the hashing)."""
 ARTICLE = "article"
@@ -114,12 +118,14 @@ class Layout:
         return LSHBands(self.bands, self.rows)
 
 
-def layout_for(config: DedupConfig, *, features: bool) -> Layout:
-    """The layout of the partitions of a run of ``config``."""
+def layout_for(config: DedupConfig, *, features: bool, sequences: bool = False) -> Layout:
+    """The layout of the partitions of a run of ``config``; ``sequences``: the verification
+    sets stored as token sequences (the engine's ``compact_sets``), else as sets."""
     join = join_of(config)
     verify = config.verify_shingles
     sets = Layout(links=config.links, features=features, sequences=True,
-                  shingle_width=verify.width, shingle_seed=verify.seed)
+                  shingle_width=verify.width, shingle_seed=verify.seed) if sequences \
+        else Layout(links=config.links, features=features)
     if not isinstance(join, SignatureBands):
         return sets
     minhash = config.of(MinHashConfig)
@@ -315,8 +321,18 @@ class PartitionWriter:
             self.article.close()
             sync_dir(folder / ARTICLE)
         with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
-            out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
+            out.write(json.dumps(_layout_record(layout), sort_keys=True))
             sync(out)
+
+
+def _layout_record(layout: Layout) -> dict[str, Any]:
+    """``layout.json``'s fields: a partition of stored sets without the token sequences'
+    fields (byte for byte what the writers before them wrote)."""
+    record = dataclasses.asdict(layout)
+    if not layout.sequences:
+        for name in _SEQUENCE_FIELDS:
+            del record[name]
+    return record
 
 
 def _write_minhash(folder: Path, found: list[U64 | None], layout: Layout) -> None:

@@ -20,9 +20,9 @@ from neardup.document import Document
 __all__ = ["DocumentPrints", "F", "Prints", "revisit_prints"]
 
 F = TypeVar("F")
+"""The per-document features of a near method."""
 NO_TOKENS: U64 = np.empty(0, dtype=np.uint64)
 NO_TOKENS.flags.writeable = False
-"""The per-document features of a near method."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +54,9 @@ class Prints(Generic[F]):
     """The prints of the page's article view (``DedupConfig.views``): its text, canonical
     form, exact levels, shingle set and signature; None for one view."""
     token_hashes: U64 = field(default_factory=lambda: NO_TOKENS)
-    """The canonical text's token hashes, which ``shingles`` is made of (the batch engine
-    stores these instead of the set: :mod:`neardup.engine.sequences`); empty where the prints
-    carry no set."""
+    """The canonical text's token hashes, which ``shingles`` is made of (a compact work
+    directory stores these instead of the set: :mod:`neardup.engine.sequences`); empty unless
+    the fingerprinter was asked for them."""
 
 
 if TYPE_CHECKING:
