@@ -1,6 +1,7 @@
-"""Verification sets stored as token sequences: the sets rebuilt when read are bit-identical to
-those the fingerprint stage computed (real pages, generated text, edge cases), damage is named,
-and a work directory of the earlier form (stored sets) still resumes."""
+"""Verification sets stored as token sequences (``EngineOptions.compact_sets``): the sets rebuilt
+when read are bit-identical to those the fingerprint stage computed (real pages, generated text,
+edge cases), damage is named, the option changes no output, and a work directory of either form
+resumes with the other option."""
 
 from __future__ import annotations
 
@@ -8,19 +9,18 @@ import dataclasses
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import neardup.engine.fingerprint as fingerprint_stage
 from corpora import planted_texts, text_rows, vocabulary, write_jsonl
 from neardup.config import DedupConfig, ShingleConfig
 from neardup.document import Document
 from neardup.engine import EngineOptions, run_engine
 from neardup.engine.partition import (
-    Layout,
     layout_for,
     read_layout,
     shingle_slices,
@@ -34,11 +34,11 @@ from neardup.methods.fingerprinter import Fingerprinter
 from neardup.methods.prints import DocumentPrints
 from neardup.text.compiled import kernel_mode
 from neardup.text.extract import extract
-from runs import assert_same_tables
+from runs import assert_same_tables, summary_facts
 
 
 def _prints(config: DedupConfig, texts: list[str]) -> list[DocumentPrints]:
-    fingerprinter = Fingerprinter(config)
+    fingerprinter = Fingerprinter(config, token_hashes=True)
     return [fingerprinter(Document(id=f"d{i}", raw=text.encode(), kind="text"))
             for i, text in enumerate(texts)]
 
@@ -46,7 +46,7 @@ def _prints(config: DedupConfig, texts: list[str]) -> list[DocumentPrints]:
 def _read_all(tmp: Path, config: DedupConfig, prints: list[DocumentPrints]) -> tuple[Path, list]:
     folder = tmp / "partition"
     folder.mkdir()
-    write_partition(folder, prints, layout_for(config, features=False))
+    write_partition(folder, prints, layout_for(config, features=False, sequences=True))
     rows = np.arange(len(prints), dtype=np.int64)[::-1].copy()  # any order
     flat, offsets = shingle_slices(folder, rows)
     back = [flat[offsets[k]:offsets[k + 1]] for k in range(rows.size)][::-1]
@@ -148,48 +148,71 @@ def test_damaged_sequence_files_are_named(tmp_path: Path, name: str, damage: byt
         shingle_slices(folder, np.arange(40, dtype=np.int64))
 
 
-def _old_form(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fingerprint stage writes partitions of the earlier form (stored sets)."""
-    def stored_sets(config: DedupConfig, *, features: bool) -> Layout:
-        return dataclasses.replace(layout_for(config, features=features), sequences=False,
-                                   shingle_width=0, shingle_seed=0)
-    monkeypatch.setattr(fingerprint_stage, "layout_for", stored_sets)
-
-
 def _forms(work: Path) -> set[str]:
     return {"sequences" if read_layout(folder).sequences else "sets"
             for folder in (work / "fingerprint").iterdir() if (folder / "layout.json").exists()}
 
 
+def _partitions(work: Path) -> list[Path]:
+    return sorted(p for p in (work / "fingerprint").iterdir() if (p / "layout.json").exists())
+
+
+def _run(inputs: list[str], out: Path, config: DedupConfig, work: Path,
+         compact: bool) -> dict[str, Any]:
+    options = EngineOptions(work=work, chunk_docs=40, compact_sets=compact)
+    return run_engine(inputs, out, config, options)
+
+
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
-def test_a_work_directory_of_stored_sets_resumes(tmp_path: Path, method: str,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """A work directory written with stored sets gives the same outputs read again, and when
-    some of its partitions are computed again (now as token sequences) beside the others."""
+def test_compact_sets_change_no_output_and_either_form_resumes(tmp_path: Path,
+                                                               method: str) -> None:
+    """``compact_sets`` changes the partitions' form only: the same run with and without it
+    gives the same tables and summary, each form's partitions holding its own files only; a
+    work directory of either form resumes with the other option (its partitions read
+    in their own form), and a partition computed again takes the option's form beside them."""
     texts = planted_texts(240, 11, vocabulary=vocabulary(600), lengths=(30, 150), exact=0.1,
                           near=0.3)
     inputs = write_jsonl(tmp_path / "corpus", text_rows(texts))
     config = DedupConfig(method=method)  # type: ignore[arg-type]
-    fresh = EngineOptions(work=tmp_path / "fresh", chunk_docs=40)
-    new = run_engine(inputs, tmp_path / "new", config, fresh)
-    assert _forms(fresh.work) == {"sequences"}
-    assert all((folder / name).exists() for folder in (fresh.work / "fingerprint").iterdir()
-               if (folder / "layout.json").exists() for name in SEQUENCE_FILES)
-    options = EngineOptions(work=tmp_path / "work", chunk_docs=40)
-    with monkeypatch.context() as patch:
-        _old_form(patch)
-        run_engine(inputs, tmp_path / "old", config, options)
-    assert _forms(options.work) == {"sets"}
-    assert_same_tables(tmp_path / "old", tmp_path / "new")
-    again = run_engine(inputs, tmp_path / "again", config, options)
-    assert_same_tables(tmp_path / "again", tmp_path / "new")
-    partitions = sorted(p for p in (options.work / "fingerprint").iterdir() if p.is_dir())
-    (partitions[1] / "shingles.npy").write_bytes(b"damaged")  # its marker no longer holds
-    mixed = run_engine(inputs, tmp_path / "mixed", config, options)
-    assert _forms(options.work) == {"sets", "sequences"}
-    assert read_layout(partitions[1]).sequences
-    assert_same_tables(tmp_path / "mixed", tmp_path / "new")
-    assert mixed["near"]["verified"] == again["near"]["verified"] == new["near"]["verified"]
+    verified = {}
+    for compact, form, damaged in ((False, "sets", "shingles.npy"),
+                                   (True, "sequences", "sequences.npy")):
+        work = tmp_path / f"work-{form}"
+        verified[form] = _run(inputs, tmp_path / form, config, work, compact)["near"]["verified"]
+        assert _forms(work) == {form}
+        for folder in _partitions(work):
+            names = {path.name for path in folder.iterdir()}
+            assert names >= set(SEQUENCE_FILES) if compact else not names & set(SEQUENCE_FILES)
+            assert ("shingles.npy" in names) == (not compact)
+        again = _run(inputs, tmp_path / f"{form}-again", config, work, not compact)
+        assert _forms(work) == {form}  # resumed: nothing computed again
+        assert_same_tables(tmp_path / f"{form}-again", tmp_path / "sets")
+        assert summary_facts(tmp_path / f"{form}-again") == summary_facts(tmp_path / "sets")
+        (_partitions(work)[1] / damaged).write_bytes(b"damaged")  # its marker no longer holds
+        mixed = _run(inputs, tmp_path / f"{form}-mixed", config, work, not compact)
+        assert _forms(work) == {"sets", "sequences"}
+        assert read_layout(_partitions(work)[1]).sequences == (not compact)
+        assert_same_tables(tmp_path / f"{form}-mixed", tmp_path / "sets")
+        assert mixed["near"]["verified"] == again["near"]["verified"] == verified["sets"]
+    assert verified["sequences"] == verified["sets"] > 0
+    assert_same_tables(tmp_path / "sequences", tmp_path / "sets")
+    assert summary_facts(tmp_path / "sequences") == summary_facts(tmp_path / "sets")
+
+
+def test_stored_sets_are_written_as_before_the_option(tmp_path: Path) -> None:
+    """Without ``compact_sets`` a partition holds the stored sets' files and a ``layout.json``
+    without the token sequences' fields (what the writers before the option wrote)."""
+    texts = planted_texts(60, 4, vocabulary=vocabulary(300), lengths=(20, 80), exact=0.2)
+    inputs = write_jsonl(tmp_path / "corpus", text_rows(texts))
+    _run(inputs, tmp_path / "out", DedupConfig(method="minhash"), tmp_path / "work", False)
+    for folder in _partitions(tmp_path / "work"):
+        names = {path.name for path in folder.iterdir()}
+        assert {"shingles.npy", "shingle_offsets.npy", "shingle_index.npy"} <= names
+        assert not names & set(SEQUENCE_FILES)
+        record = json.loads((folder / "layout.json").read_text())
+        assert set(record) == {"links", "features", "signatures", "derived", "seed", "bands",
+                               "rows", "article"}
+        assert read_layout(folder) == layout_for(DedupConfig(method="minhash"), features=False)
 
 
 def test_prints_without_their_token_hashes_are_refused(tmp_path: Path) -> None:
@@ -200,4 +223,4 @@ def test_prints_without_their_token_hashes_are_refused(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(ValueError, match="token hashes"):
         write_partition(folder, [dataclasses.replace(p, token_hashes=np.empty(0, np.uint64))],
-                        layout_for(config, features=False))
+                        layout_for(config, features=False, sequences=True))

@@ -174,7 +174,7 @@ def test_a_damaged_earlier_run_stops_an_against_run_naming_the_file(
                  finished.method, "--partition-docs", "40", "--workers", "1", "--quiet"]
     intact = CliRunner().invoke(cli, [*arguments, "--out", str(tmp_path / "intact")])
     assert intact.exit_code == 0, intact.output
-    shingles = sorted(old.glob("fingerprint/*/sequences.npy"))[1]
+    shingles = sorted(old.glob("fingerprint/*/shingles.npy"))[1]
     _flip(shingles)
     damaged = CliRunner().invoke(cli, [*arguments, "--out", str(tmp_path / "damaged")])
     assert damaged.exit_code == 1
