@@ -136,10 +136,9 @@ def _disk_lines(estimate: Any, where: Path, free: int) -> list[str]:
     if estimate.compact_work_bytes is not None:
         lines.append(f"        with --compact-work: {_size(estimate.compact_work_bytes)} at its "
                      f"peak ({_size(estimate.compact_kept_work_bytes)} kept), for more CPU")
+    lines.append(f"        free on the disk of {where}: {_size(free)}")
     advice = disk_advice(estimate, free)
-    lines.append(f"        free on the disk of {where}: {_size(free)}"
-                 + (f"; {advice}" if advice else ""))
-    return lines
+    return [*lines, f"        {advice}"] if advice else lines
 
 
 def render_estimate(estimate: Any, where: Path, free: int) -> str:
@@ -191,7 +190,8 @@ def plan_command(f: int, k: int, fingerprints: int | None, documents: int | None
                  tables: int | None, block_bytes: int, work: Path, as_json: bool) -> None:
     """Print Manku's permuted-table design for --fingerprints (blocks, tables and permutations,
     each table's prefix length p_i, expected fingerprints checked per probe, memory with and
-    without compression), or, with --documents, the disk, peak memory and time of a dedup."""
+    without compression), or, with --documents, the disk, peak memory and time of a dedup
+    (the work directory in both forms, against the free space of the --work folder's disk)."""
     if (fingerprints is None) == (documents is None):
         raise click.UsageError("give exactly one of --fingerprints and --documents")
     if documents is not None:

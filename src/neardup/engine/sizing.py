@@ -145,4 +145,5 @@ def estimate_run(documents: int, method: str, *, mean_bytes: int | None = None,
         basis=f"measured by {costs['measured_by']} on {costs['machine']} "
               f"({unit['documents']:,} documents of {unit['mean_bytes']:,.0f} bytes, "
               f"{unit['workers']} workers); time and disk linear in documents and mean bytes; "
-              f"{how}")
+              f"{how}" + (f"; compact work directory: {costs['compact_measured_by']}"
+                          if "compact_measured_by" in costs else ""))
