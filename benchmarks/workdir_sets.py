@@ -7,7 +7,8 @@ seconds (the process tree, sampled from /proc), the work directory's largest siz
 second) and its size at the end, the bytes per document of each kind of partition file (full and
 article views together), the summary's stage seconds, and the load average before and after.
 ``--compare OUT`` checks that the run's documents, pairs and clusters tables equal those of an
-earlier run's output folder. The run's output folder is kept (``--out``); results are merged into
+earlier run's output folder. ``--compact-work`` passes the option to dedup (a tree before the
+option stored token sequences always). The run's output folder is kept (``--out``); results are merged into
 ``benchmarks/results/workdir_sets.json`` under ``--name``.
 
     python benchmarks/workdir_sets.py --name 100k-after --out /tmp/o \\
@@ -53,13 +54,14 @@ def _file_kinds(work: Path, documents: int) -> dict[str, float]:
     return {name: round(size / max(1, documents), 1) for name, size in sorted(found.items())}
 
 
-def run(src: Path, inputs: list[str], out: Path, method: str, workers: int) -> dict[str, Any]:
+def run(src: Path, inputs: list[str], out: Path, method: str, workers: int,
+        flags: list[str]) -> dict[str, Any]:
     """One dedup process; wall, CPU, the work directory's peak and final bytes."""
     shutil.rmtree(out, ignore_errors=True)
     work = out / "work"
     command = [sys.executable, "-c", "from neardup.cli.main import cli; cli()", "dedup", *inputs,
                "--out", str(out), "--method", method, "--workers", str(workers), "--quiet",
-               "--work", str(work)]
+               "--work", str(work), *flags]
     env = {**os.environ, "PYTHONPATH": str(src)}
     load_before = load_average()
     started = time.perf_counter()
@@ -94,11 +96,15 @@ def main() -> None:
     parser.add_argument("--method", default="minhash")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--compare", type=Path)
+    parser.add_argument("--compact-work", action="store_true",
+                        help="run dedup --compact-work (token sequences instead of sets)")
     args = parser.parse_args()
-    found = run(args.src, args.inputs, args.out, args.method, args.workers)
+    flags = ["--compact-work"] if args.compact_work else []
+    found = run(args.src, args.inputs, args.out, args.method, args.workers, flags)
     summary = json.loads((args.out / "summary.json").read_text())
     documents = int(summary["documents"])
     found.update(documents=documents, method=args.method, src=str(args.src),
+                 compact_work=args.compact_work,
                  peak_bytes_per_doc=round(found["work_peak_bytes"] / documents, 1),
                  final_bytes_per_doc=round(found["work_final_bytes"] / documents, 1),
                  files_per_doc=_file_kinds(args.out / "work", documents),
