@@ -8,8 +8,8 @@ second) and its size at the end, the bytes per document of each kind of partitio
 article views together), the summary's stage seconds, and the load average before and after.
 ``--compare OUT`` checks that the run's documents, pairs and clusters tables equal those of an
 earlier run's output folder. ``--compact-work`` passes the option to dedup (a tree before the
-option stored token sequences always). The run's output folder is kept (``--out``); results are merged into
-``benchmarks/results/workdir_sets.json`` under ``--name``.
+option stored token sequences always). The run's output folder is kept (``--out``); results are
+merged into ``benchmarks/results/workdir_sets.json`` under ``--name``.
 
     python benchmarks/workdir_sets.py --name 100k-after --out /tmp/o \\
         /work/scratch/sparkscale/scale-100000/part-*.jsonl.gz
