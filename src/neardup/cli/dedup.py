@@ -220,8 +220,8 @@ def run_dedup(
               help="Work directory of the run's stages: re-running the same command with it "
                    "resumes where a killed run stopped [default: OUT/.neardup-work].")
 @click.option("--compact-work", is_flag=True,
-              help="Smaller work directory, about 2.4x less disk, for some more CPU (about a "
-                   "sixth more on real text): each document's words stored instead of its "
+              help="Smaller work directory, about 2.4x less disk, for some more CPU (a sixth "
+                   "to a third more on real text): each document's words stored instead of its "
                    "shingle set, which is rebuilt when read; same outputs (see neardup plan).")
 @click.option("--memory-limit", default=DEFAULT_MEMORY_LIMIT, show_default=True,
               help="Memory the run may use (e.g. 2G, 512M; none: no limit): the stages split "

@@ -110,9 +110,9 @@ class EngineOptions:
     compact_sets: bool = False
     """The fingerprint partitions store each document's token sequence instead of its
     verification set, rebuilt when read (:mod:`neardup.engine.sequences`): about 2.4 times less
-    disk for the work directory, for about a sixth more CPU on real text. A work directory
-    holding partitions of either form resumes (each read in its own form): not part of its
-    identity."""
+    disk for the work directory, for more CPU (measured +16% to +30% on real text, +6% on
+    generated text: ``benchmarks/workdir_sets.py``). A work directory holding partitions of
+    either form resumes (each read in its own form): not part of its identity."""
 
     @property
     def budget(self) -> int:
