@@ -172,7 +172,7 @@ def _folder_bytes(folder: Path) -> int:
 
 def _partition_bytes(work: Path) -> dict[str, float]:
     """Bytes per document of each kind of file of the fingerprint partitions (meta.parquet,
-    shingles.npy, bands.npy...)."""
+    sequences.npy, tokens.npy, bands.npy...)."""
     found: dict[str, int] = {}
     for path in (work / "fingerprint").glob("*/*"):
         found[path.name] = found.get(path.name, 0) + path.stat().st_size
@@ -372,19 +372,30 @@ def unit_costs(run: dict[str, Any], memory: list[list[float]]) -> dict[str, Any]
             "output_bytes": run["output_bytes_per_doc"], "peak_tree_rss_mb": memory}
 
 
+def _compact_costs(before: dict[str, Any], method: str) -> dict[str, Any]:
+    """The compact work directory's figures of ``method`` in the costs stored ``before``
+    (measured by workdir_sets.py, not by this script: kept as they are)."""
+    unit = before.get("methods", {}).get(method, {})
+    return {name: value for name, value in unit.items() if name.startswith("compact_")}
+
+
 def write_costs(results: dict[str, Any], documents: int) -> dict[str, Any]:
-    """Costs from the run of ``documents`` (memory points from every size measured)."""
+    """Costs from the run of ``documents`` (memory points from every size measured; the
+    compact work directory's figures kept from before)."""
+    before = load_costs() if COSTS.exists() else {}
     entry = results[str(documents)]
     methods = {}
     for method, run in _finished(entry).items():
         memory = sorted([int(size), _finished(other)[method]["peak_tree_rss_mb"]]
                         for size, other in results.items() if method in _finished(other))
-        methods[method] = unit_costs(run, memory)
+        methods[method] = unit_costs(run, memory) | _compact_costs(before, method)
     costs = {"machine": f"{entry['environment']['cpu_count']} x "
                         f"{entry['environment']['cpu_model']}",
              "measured_by": f"benchmarks/scale.py --documents {documents} "
                             f"({entry['environment']['date'][:10]})",
              "methods": methods}
+    if "compact_measured_by" in before:
+        costs["compact_measured_by"] = before["compact_measured_by"]
     COSTS.write_text(json.dumps(costs, indent=1) + "\n")
     return costs
 

@@ -12,12 +12,14 @@ local engine
 recorded per run: wall seconds, CPU seconds of the process tree (for the cluster: the driver's
 tree plus the two workers' trees, i.e. the executors and their Python workers, sampled from /proc
 every 50 ms), peak RSS of those trees, the summary's stage seconds, what Spark retried, the
-component rounds, and the load average before and after. The tables must be identical. The
-cluster's own start (about 30 s) is not counted. Each Spark run writes Spark's event log, from
-which ``spark_eventlog.py`` splits its wall (start-up before the context, executors, the jobs,
-the stages on the driver, the stop: ``overhead`` in each run's record). Results go to
+component rounds, the work directory's bytes at the end, and the load average before and
+after. The tables must be identical. The cluster's own start (about 30 s) is not counted. Each
+Spark run writes Spark's event log, from which ``spark_eventlog.py`` splits its wall (start-up
+before the context, executors, the jobs, the stages on the driver, the stop: ``overhead`` in
+each run's record). ``--compact-work`` gives both runs ``dedup --compact-work`` (work
+directories of token sequences: what lets 10M documents fit this disk). Results go to
 benchmarks/results/spark_cluster.json (standalone) or spark.json (``local[2]``), keyed by size,
-master and ``--label``.
+master, ``compact`` and ``--label``.
 
     python benchmarks/spark_cluster.py --documents 100000 --methods minhash
     python benchmarks/spark_cluster.py --documents 1000000 --work /work/scratch/bench \
@@ -100,12 +102,13 @@ def _spark_conf(events: Path) -> dict[str, str]:
 
 
 def run(engine: str, corpus: Path, method: str, memory: str, master: str,
-        cluster: Standalone | None) -> dict[str, Any]:
+        cluster: Standalone | None, compact: bool = False) -> dict[str, Any]:
     out = WORK / f"spark-bench-{engine}-{method}"  # as benchmarks/spark.py names them
     shutil.rmtree(out, ignore_errors=True)
     before = load_average()
     command = [NEARDUP, "dedup", str(corpus), "--out", str(out), "--method", method,
                "--memory-limit", memory, "--quiet", "--work", str(out / "work")]
+    command += ["--compact-work"] if compact else []
     env = dict(os.environ)
     events = out.with_name(out.name + "-events")
     if engine == "spark":
@@ -121,21 +124,23 @@ def run(engine: str, corpus: Path, method: str, memory: str, master: str,
                 if engine == "spark" else None)
     shutil.rmtree(events, ignore_errors=True)
     summary = json.loads((out / "summary.json").read_text())
+    work_bytes = sum(path.stat().st_size for path in (out / "work").rglob("*") if path.is_file())
     shutil.rmtree(out / "work", ignore_errors=True)  # the tables stay, for the comparison
     spark = summary["engine"].get("spark", {})
     return {**timing, "stage_seconds": summary["seconds"], "documents": summary["documents"],
             "clusters": summary["clusters"], "duplicates": summary["duplicates"],
             "retries": spark.get("retries"), "components": spark.get("components"),
-            "overhead": overhead, "load_average_before": before, "load_average": load_average()}
+            "overhead": overhead, "work_bytes": work_bytes, "load_average_before": before,
+            "load_average": load_average()}
 
 
 def compare(corpus: Path, method: str, repeat: int, memory: str, master: str,
-            cluster: Standalone | None) -> dict[str, Any]:
+            cluster: Standalone | None, compact: bool = False) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {"local": [], "spark": []}
     identical = []
     for _ in range(repeat):
         for engine in ("local", "spark"):
-            runs[engine].append(run(engine, corpus, method, memory, master, cluster))
+            runs[engine].append(run(engine, corpus, method, memory, master, cluster, compact))
         identical.append(same_tables(method))
     medians = {engine: {key: statistics.median(r[key] for r in found)
                         for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")}
@@ -159,6 +164,9 @@ def main() -> None:
                              "as local[2]")
     parser.add_argument("--work", type=Path, default=WORK,
                         help="folder of the corpora and the runs' outputs")
+    parser.add_argument("--compact-work", action="store_true",
+                        help="both runs (local and Spark) with dedup --compact-work (work "
+                             "directories of token sequences; results keyed ...-compact)")
     args = parser.parse_args()
     _work(args.work)
     corpus = WORK / f"scale-{args.documents}"
@@ -168,8 +176,9 @@ def main() -> None:
     results = json.loads(path.read_text()) if path.exists() else {}
     cluster = ("standalone, 2 workers x 1 core x 1 GiB" if args.master == "standalone"
                else args.master)
-    results[f"{args.documents}-{args.master}" + (f"-{args.label}" if args.label else "")] = {
-        "documents": args.documents, "cluster": cluster,
+    key = f"{args.documents}-{args.master}" + ("-compact" if args.compact_work else "")
+    results[key + (f"-{args.label}" if args.label else "")] = {
+        "documents": args.documents, "cluster": cluster, "compact_work": args.compact_work,
         "methods": found, "cores": os.cpu_count(),
         "environment": environment(["neardup", "pyspark"]),
         "load_average_after": load_average()}
@@ -194,11 +203,11 @@ def _compare_all(corpus: Path, args: argparse.Namespace) -> dict[str, Any]:
     methods = args.methods.split(",")
     if args.master != "standalone":
         return {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
-                                None) for method in methods}
+                                None, args.compact_work) for method in methods}
     daemons = Path(tempfile.mkdtemp(prefix="standalone-"))
     with standalone_cluster(daemons) as cluster:
         found = {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
-                                 cluster) for method in methods}
+                                 cluster, args.compact_work) for method in methods}
     shutil.rmtree(daemons, ignore_errors=True)
     return found
 

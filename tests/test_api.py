@@ -132,6 +132,16 @@ def test_the_library_and_the_command_line_agree_with_their_defaults(tmp_path: Pa
     assert summary["config"] == neardup.find_duplicates(texts).stats["config"]
 
 
+def test_a_compact_work_area_changes_no_row() -> None:
+    rng = random.Random(8)
+    words = [f"w{i}" for i in range(300)]
+    texts = [" ".join(rng.choice(words) for _ in range(80)) for _ in range(40)]
+    texts += [text + " tail" for text in texts[:10]] + texts[:3]
+    compact = neardup.dedup(texts, compact_work=True)
+    assert compact.equals(neardup.dedup(texts))
+    assert compact.column("kept").to_pylist().count(False) == 13
+
+
 def test_dedup_returns_the_kept_and_removed_rows_in_the_inputs_own_type() -> None:
     texts = [PAGE, "something else entirely", PAGE + " extra", PAGE]
     assert neardup.dedup(texts, output="kept") == [PAGE, "something else entirely"]

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from neardup.cli.main import cli
+from runs import assert_same_tables, summary_facts
 
 
 def run(*args: str) -> dict[str, object]:
@@ -139,3 +140,39 @@ def test_an_option_the_method_reads_is_taken(tmp_path: Path) -> None:
                                      "5", "--chunk", "words:4", "--min-shared", "2"])
     assert taken.exit_code == 0, taken.output
     assert summary(out)["config"]["chunks"] == "overlap:T2:drop5:chunk:words:4:s0"
+
+
+def _fingerprint_files(work: Path) -> dict[str, int]:
+    """The bytes of each kind of file of the fingerprint partitions (``article/...`` for the
+    article views')."""
+    found: dict[str, int] = {}
+    for path in (work / "fingerprint").rglob("*"):
+        parts = path.relative_to(work / "fingerprint").parts
+        if path.is_file() and len(parts) > 1:  # in a partition: its kind, without the partition
+            kind = "/".join(parts[1:])
+            found[kind] = found.get(kind, 0) + path.stat().st_size
+    return found
+
+
+def test_compact_work_gives_the_same_tables_from_a_smaller_work_directory(
+        shared_data: Path, tmp_path: Path) -> None:
+    """Real pages (both views of each page: full text and article), revisits, several
+    partitions: --compact-work stores token sequences (article views too) instead of sets,
+    and every table and the summary's findings are those of the default run."""
+    warc = shared_data / "warc"
+    inputs = [str(warc / name) for name in ("commoncrawl-2015-excerpt.warc.gz",
+                                             "clueweb12-one-shop-site.warc.gz",
+                                             "dupes-revisits.warc.gz")]
+    files = {}
+    for name, flags in (("default", []), ("compact", ["--compact-work"])):
+        run("dedup", *inputs, "--out", str(tmp_path / name), "--work", str(tmp_path / f"{name}-w"),
+            "--method", "minhash", "--partition-docs", "25", "--workers", "1", "--quiet", *flags)
+        files[name] = _fingerprint_files(tmp_path / f"{name}-w")
+    assert_same_tables(tmp_path / "compact", tmp_path / "default")
+    assert summary_facts(tmp_path / "compact") == summary_facts(tmp_path / "default")
+    assert summary(tmp_path / "default")["near"]["verified"] > 0
+    assert "shingles.npy" in files["default"] and "sequences.npy" not in files["default"]
+    assert "article/shingles.npy" in files["default"]
+    assert "shingles.npy" not in files["compact"] and "article/shingles.npy" not in files["compact"]
+    assert files["compact"]["sequences.npy"] > 0 and files["compact"]["article/sequences.npy"] > 0
+    assert sum(files["compact"].values()) < 0.6 * sum(files["default"].values())

@@ -43,8 +43,9 @@ def _texts(count: int, seed: int) -> list[str]:
                          upper=0.1, near=0.2)
 
 
-def _prints(config: DedupConfig, texts: list[str]) -> list[DocumentPrints]:
-    fingerprinter = Fingerprinter(config)
+def _prints(config: DedupConfig, texts: list[str], *,
+            token_hashes: bool = False) -> list[DocumentPrints]:
+    fingerprinter = Fingerprinter(config, token_hashes=token_hashes)
     found = [fingerprinter(Document(id=f"d{i}", raw=text.encode(), kind="text"))
              for i, text in enumerate(texts)]
     found.append(fingerprinter(Document(id="r0", raw=b"", kind="revisit", revisit_of="d0")))
@@ -101,18 +102,23 @@ def test_a_partition_reads_back_what_was_fingerprinted(tmp_path: Path,
         assert np.array_equal(band_key_rows(folder, rows, banding, signer, lambda s: s), expected)
 
 
-def test_sets_are_read_in_any_order_and_a_cut_file_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sets", ["shingles.npy", "sequences.npy"])
+def test_sets_are_read_in_any_order_and_a_cut_file_is_named(tmp_path: Path, sets: str) -> None:
+    """In either form: stored sets (the default), token sequences (``compact_sets``)."""
     config = DedupConfig(method="minhash")
-    prints = _prints(config, _texts(30, seed=8))
-    folder = _written(tmp_path, config, prints)
+    prints = _prints(config, _texts(30, seed=8), token_hashes=True)
+    folder = tmp_path / "partition"
+    folder.mkdir()
+    write_partition(folder, prints, layout_for(config, features=False,
+                                               sequences=sets == "sequences.npy"))
     rows = np.array([29, 0, 5, 5, 17, 2, 28, 0, 11], dtype=np.int64)
     flat, offsets = shingle_slices(folder, rows)
     assert [flat[offsets[k]:offsets[k + 1]].tolist() for k in range(rows.size)] == \
         [prints[row].shingles.tolist() for row in rows.tolist()]
     assert shingle_slices(folder, np.empty(0, np.int64))[0].size == 0
-    path = folder / "shingles.npy"
+    path = folder / sets
     path.write_bytes(path.read_bytes()[:-8])
-    with pytest.raises(CorruptDataError, match=r"shingles\.npy"):
+    with pytest.raises(CorruptDataError, match=sets.replace(".", r"\.")):
         shingle_slices(folder, rows)
 
 
@@ -170,16 +176,18 @@ def _fingerprint_bytes(work: Path) -> int:
                if path.is_file())
 
 
-def test_exact_copies_share_one_shingle_set(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compact", [False, True])
+def test_exact_copies_share_one_shingle_set(tmp_path: Path, compact: bool) -> None:
     """Adding exact copies to a partition grows it by less than their shingle sets would take;
-    the partition stores each distinct set once."""
+    the partition stores each distinct set (or token sequence: ``compact``) once."""
     unique = [text for text in dict.fromkeys(_texts(200, seed=8))]
     rng = random.Random(2)
     copies = [rng.choice(unique) for _ in range(60)]
     config = DedupConfig(method="simhash")
     runs = {}
     for name, texts in (("unique", unique), ("copies", unique + copies)):
-        options = EngineOptions(work=tmp_path / f"work-{name}", chunk_docs=10_000)
+        options = EngineOptions(work=tmp_path / f"work-{name}", chunk_docs=10_000,
+                                compact_sets=compact)
         run_engine(_corpus(tmp_path / name, texts), tmp_path / f"out-{name}", config, options)
         runs[name] = options.work
     fingerprinter = Fingerprinter(config)

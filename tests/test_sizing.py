@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from neardup.cli.main import cli
+from neardup.cli.plan import disk_advice
 from neardup.engine.sizing import COSTS, estimate_run, load_costs
 from neardup.errors import ConfigError
 
@@ -40,6 +43,52 @@ def test_the_work_directory_is_sized_at_its_peak_when_measured() -> None:
     assert estimate.kept_work_bytes == pytest.approx(10_000 * 9000)
     assert estimate_run(10_000, "minhash", costs=COSTS_OF).kept_work_bytes == pytest.approx(
         estimate_run(10_000, "minhash", costs=COSTS_OF).work_bytes)
+
+
+def test_the_compact_work_directory_is_sized_where_measured() -> None:
+    compact = {**COSTS_OF, "methods": {"minhash": {
+        **COST, "work_peak_bytes": 9500.0, "compact_work_bytes": 3000.0,
+        "compact_work_peak_bytes": 3500.0}}}
+    estimate = estimate_run(10_000, "minhash", mean_bytes=8000, costs=compact)
+    assert estimate.compact_work_bytes == pytest.approx(2 * 10_000 * 3500)
+    assert estimate.compact_kept_work_bytes == pytest.approx(2 * 10_000 * 3000)
+    assert estimate.work_bytes == pytest.approx(2 * 10_000 * 9500)
+    unmeasured = estimate_run(10_000, "minhash", costs=COSTS_OF)
+    assert unmeasured.compact_work_bytes is None and unmeasured.compact_kept_work_bytes is None
+
+
+def test_plan_says_to_use_compact_work_when_only_it_fits() -> None:
+    compact = {**COSTS_OF, "methods": {"minhash": {**COST, "compact_work_bytes": 3000.0}}}
+    estimate = estimate_run(1000, "minhash", costs=compact)  # 9 MB, compact 3 MB
+    assert disk_advice(estimate, 10_000_000) is None
+    assert "--compact-work" in str(disk_advice(estimate, 5_000_000))
+    assert "neither" in str(disk_advice(estimate, 1_000_000))
+    assert "larger disk" in str(disk_advice(estimate_run(1000, "minhash", costs=COSTS_OF),
+                                            5_000_000))
+
+
+@pytest.mark.skipif(not COSTS.exists(), reason=f"no measured costs at {COSTS}")
+def test_plan_sets_both_forms_against_the_free_disk_of_the_work_folder(tmp_path: Path) -> None:
+    """Sized so that the work directory of stored sets exceeds the free space of the folder's
+    disk and that of token sequences fits (the committed costs: about 2.4x apart)."""
+    unit = load_costs()["methods"]["minhash"]
+    folder = tmp_path / "not-made-yet" / "work"
+    free = shutil.disk_usage(tmp_path).free
+    documents = int(2 * free / (unit["work_peak_bytes"] + unit["compact_work_peak_bytes"]))
+    result = CliRunner().invoke(cli, ["plan", "--documents", str(documents), "--method",
+                                      "minhash", "--work", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    assert found["work_folder"] == str(tmp_path)
+    assert found["compact_work_bytes"] < found["free_bytes"] < found["work_bytes"]
+    assert "--compact-work" in found["disk_advice"]
+    text = CliRunner().invoke(cli, ["plan", "--documents", str(documents), "--method",
+                                    "minhash", "--work", str(folder)]).output
+    assert "with --compact-work" in text and f"free on the disk of {tmp_path}" in text
+    assert "run dedup with --compact-work" in text
+    small = CliRunner().invoke(cli, ["plan", "--documents", "1000", "--method", "minhash",
+                                     "--work", str(folder), "--json"]).output
+    assert json.loads(small)["disk_advice"] is None
 
 
 def test_unknown_method_is_refused() -> None:

@@ -33,14 +33,16 @@ needs_java = pytest.mark.skipif(shutil.which("java") is None and not os.environ.
 
 
 def assert_same(spark: SparkSession, inputs: list[str], config: DedupConfig, tmp: Path,
-                chunk_docs: int = 10_000) -> dict[str, Any]:
-    """Run both engines; every table and the summary (but timings and engine) must be equal."""
+                chunk_docs: int = 10_000, compact: bool = False) -> dict[str, Any]:
+    """Run both engines (Spark's with a work directory of token sequences when ``compact``);
+    every table and the summary (but timings and engine) must be equal."""
     from neardup.engine.spark.run import run_in_session
 
     run_engine(inputs, tmp / "local", config,
                EngineOptions(work=tmp / "local-work", chunk_docs=chunk_docs))
     summary = run_in_session(spark, inputs, tmp / "spark", config,
-                             EngineOptions(work=tmp / "spark-work", chunk_docs=chunk_docs))
+                             EngineOptions(work=tmp / "spark-work", chunk_docs=chunk_docs,
+                                           compact_sets=compact))
     assert_same_tables(tmp / "spark", tmp / "local", types=True)
     assert summary_facts(tmp / "spark") == summary_facts(tmp / "local")
     assert summary["engine"]["executor"] == "spark"
@@ -66,6 +68,21 @@ def test_every_warc_file_and_the_trafilatura_pages(spark: SparkSession, tmp_path
     assert summary["documents"] > 1000
     assert summary["sources"]["errors"], "the malformed files are counted, not fatal"
     assert summary["clusters"] > 0
+
+
+@needs_java
+@pytest.mark.slow
+def test_spark_with_a_compact_work_directory_gives_the_local_tables(spark: SparkSession,
+                                                                   tmp_path: Path) -> None:
+    """Spark's tasks write partitions of token sequences (both views of each page) and its
+    stages read them: the local engine's tables (stored sets) come out."""
+    summary = assert_same(spark, _warc_inputs(), DedupConfig(method="minhash"), tmp_path,
+                          chunk_docs=300, compact=True)
+    assert summary["near"]["verified"] > 0
+    partitions = [p for p in (tmp_path / "spark-work" / "fingerprint").iterdir()
+                  if (p / "layout.json").exists()]
+    assert partitions and all((p / "sequences.npy").exists() and not (p / "shingles.npy").exists()
+                              and (p / "article" / "sequences.npy").exists() for p in partitions)
 
 
 def _generated(folder: Path, documents: int, files: int, seed: int) -> list[str]:

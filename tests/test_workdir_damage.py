@@ -24,9 +24,10 @@ from corpora import planted_texts, text_rows, vocabulary, write_jsonl
 from neardup.cli.main import cli
 from runs import assert_same_tables, summary_facts
 
-METHODS = ("minhash", "keyword")
+RUNS = {"minhash": ("minhash", ()), "keyword": ("keyword", ()),
+        "minhash-compact": ("minhash", ("--compact-work",))}
 """minhash: stored band keys and kept candidate buckets; keyword: pickled features and the
-in-memory near stage's pickled tables."""
+in-memory near stage's pickled tables; --compact-work: token sequences instead of sets."""
 
 UNREAD = frozenset({"near-pairs.json"})
 """Files the same command rewrites without reading them (read by a later ``--against`` run)."""
@@ -35,28 +36,30 @@ UNREAD = frozenset({"near-pairs.json"})
 @dataclass(frozen=True, slots=True)
 class Finished:
     method: str
+    flags: tuple[str, ...]
     corpus: Path
     work: Path
     out: Path
 
 
-def _dedup(corpus: Path, out: Path, work: Path, method: str) -> tuple[int, str]:
+def _dedup(corpus: Path, out: Path, work: Path, method: str,
+           flags: tuple[str, ...] = ()) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["dedup", str(corpus), "--out", str(out), "--work",
                                       str(work), "--method", method, "--partition-docs", "40",
-                                      "--workers", "1", "--quiet"])
+                                      "--workers", "1", "--quiet", *flags])
     return result.exit_code, result.output
 
 
-@pytest.fixture(scope="module", params=METHODS)
+@pytest.fixture(scope="module", params=sorted(RUNS))
 def finished(request: pytest.FixtureRequest,
              tmp_path_factory: pytest.TempPathFactory) -> Finished:
-    method: str = request.param
-    base = tmp_path_factory.mktemp(f"finished-{method}")
+    method, flags = RUNS[request.param]
+    base = tmp_path_factory.mktemp(f"finished-{request.param}")
     texts = planted_texts(200, 11, vocabulary=vocabulary(300), lengths=(40, 120), exact=0.2,
                           upper=0.1, near=0.2)
     write_jsonl(base / "corpus", text_rows(texts))
-    run = Finished(method, base / "corpus", base / "work", base / "out")
-    code, output = _dedup(run.corpus, run.out, run.work, method)
+    run = Finished(method, flags, base / "corpus", base / "work", base / "out")
+    code, output = _dedup(run.corpus, run.out, run.work, method, flags)
     assert code == 0, output
     return run
 
@@ -100,7 +103,7 @@ def _outcome(run: Finished, case: Path, file: Path, damage: str) -> str | None:
     DAMAGES[damage](work / file)
     unchanged = (work / file).exists() and (work / file).read_bytes() == (run.work /
                                                                           file).read_bytes()
-    code, output = _dedup(run.corpus, case / "out", work, run.method)
+    code, output = _dedup(run.corpus, case / "out", work, run.method, run.flags)
     if "internal error" in output or "Traceback" in output:
         return f"exit {code}: {output.strip()}"
     if code != 0:
@@ -167,14 +170,16 @@ def test_a_damaged_earlier_run_stops_an_against_run_naming_the_file(
     """``--against`` reads an earlier run's partitions, which this run cannot compute again:
     a damaged one stops it with the file named; intact, the run succeeds."""
     old = tmp_path / "old"  # its own run: a work directory records its folders' paths
-    assert _dedup(finished.corpus, tmp_path / "old-out", old, finished.method)[0] == 0
+    assert _dedup(finished.corpus, tmp_path / "old-out", old, finished.method,
+                  finished.flags)[0] == 0
     texts = planted_texts(60, 12, vocabulary=vocabulary(300), lengths=(40, 120))
     write_jsonl(tmp_path / "new", text_rows(texts, prefix="n"))
     arguments = ["dedup", str(tmp_path / "new"), "--against", str(old), "--method",
                  finished.method, "--partition-docs", "40", "--workers", "1", "--quiet"]
     intact = CliRunner().invoke(cli, [*arguments, "--out", str(tmp_path / "intact")])
     assert intact.exit_code == 0, intact.output
-    shingles = sorted(old.glob("fingerprint/*/shingles.npy"))[1]
+    sets = "sequences.npy" if finished.flags else "shingles.npy"
+    shingles = sorted(old.glob(f"fingerprint/*/{sets}"))[1]
     _flip(shingles)
     damaged = CliRunner().invoke(cli, [*arguments, "--out", str(tmp_path / "damaged")])
     assert damaged.exit_code == 1

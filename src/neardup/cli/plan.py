@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,7 +15,8 @@ from neardup.cli.method_option import MethodChoice
 from neardup.config import DEFAULT_METHOD
 from neardup.index.planner import Plan, TableLayout, plan
 
-__all__ = ["count_option", "parse_count", "plan_command", "render_plan"]
+__all__ = ["count_option", "disk_advice", "free_bytes", "parse_count", "plan_command",
+           "render_estimate", "render_plan"]
 
 _POWER = re.compile(r"^\s*(\d+)\s*(?:\^|\*\*)\s*(\d+)\s*$")
 
@@ -103,14 +106,48 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h"
 
 
-def render_estimate(estimate: Any) -> str:
-    """A run estimate (:class:`neardup.engine.sizing.RunEstimate`) as a short report."""
+def free_bytes(folder: Path) -> tuple[Path, int]:
+    """The free bytes of the disk that holds ``folder`` (or would: its nearest existing
+    parent), and that parent."""
+    found = folder.absolute()
+    while not found.exists() and found != found.parent:
+        found = found.parent
+    return found, shutil.disk_usage(found).free
+
+
+def disk_advice(estimate: Any, free: int) -> str | None:
+    """What to do when the default work directory's peak exceeds ``free`` bytes (None: it
+    fits)."""
+    if estimate.work_bytes <= free:
+        return None
+    compact = estimate.compact_work_bytes
+    if compact is None:
+        return "the work directory does not fit there: give dedup --work on a larger disk"
+    if compact <= free:
+        return "the default work directory does not fit there: run dedup with --compact-work"
+    return ("neither form of the work directory fits there: give dedup --work on a larger "
+            "disk (with --compact-work it needs the least)")
+
+
+def _disk_lines(estimate: Any, where: Path, free: int) -> list[str]:
+    lines = [f"  disk: work directory {_size(estimate.work_bytes)} at its peak "
+             f"({_size(estimate.kept_work_bytes)} kept after the run), outputs "
+             f"{_size(estimate.output_bytes)}"]
+    if estimate.compact_work_bytes is not None:
+        lines.append(f"        with --compact-work: {_size(estimate.compact_work_bytes)} at its "
+                     f"peak ({_size(estimate.compact_kept_work_bytes)} kept), for more CPU")
+    lines.append(f"        free on the disk of {where}: {_size(free)}")
+    advice = disk_advice(estimate, free)
+    return [*lines, f"        {advice}"] if advice else lines
+
+
+def render_estimate(estimate: Any, where: Path, free: int) -> str:
+    """A run estimate (:class:`neardup.engine.sizing.RunEstimate`) as a short report, its work
+    directory set against the ``free`` bytes of the disk of ``where``."""
     return "\n".join([
         f"dedup of {estimate.documents:,} documents of {estimate.mean_bytes:,} bytes, method "
         f"{estimate.method}, {estimate.workers} workers:",
-        f"  disk: work directory {_size(estimate.work_bytes)} at its peak "
-        f"({_size(estimate.kept_work_bytes)} kept after the run), outputs "
-        f"{_size(estimate.output_bytes)}",
+        *_disk_lines(estimate, where, free),
         f"  peak memory: {_size(estimate.peak_memory_bytes)} (all the run's processes)",
         f"  time: {_duration(estimate.wall_seconds)} wall, {_duration(estimate.cpu_seconds)} CPU",
         f"  basis: {estimate.basis}",
@@ -144,21 +181,28 @@ def render_estimate(estimate: Any) -> str:
                    "prefix is longest.")
 @click.option("--block-bytes", type=click.IntRange(24, 1 << 20), default=1024, show_default=True,
               help="Block size of the compressed tables, for the memory estimate.")
+@click.option("--work", "work", type=click.Path(path_type=Path), default=Path("."),
+              help="With --documents: where the work directory will be: its disk's free "
+                   "space is checked against the estimate [default: this folder].")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan_command(f: int, k: int, fingerprints: int | None, documents: int | None, method: str,
                  mean_bytes: int | None, workers: int | None, min_prefix: int | None,
-                 tables: int | None, block_bytes: int, as_json: bool) -> None:
+                 tables: int | None, block_bytes: int, work: Path, as_json: bool) -> None:
     """Print Manku's permuted-table design for --fingerprints (blocks, tables and permutations,
     each table's prefix length p_i, expected fingerprints checked per probe, memory with and
-    without compression), or, with --documents, the disk, peak memory and time of a dedup."""
+    without compression), or, with --documents, the disk, peak memory and time of a dedup
+    (the work directory in both forms, against the free space of the --work folder's disk)."""
     if (fingerprints is None) == (documents is None):
         raise click.UsageError("give exactly one of --fingerprints and --documents")
     if documents is not None:
         from neardup.engine.sizing import estimate_run
 
         estimate = estimate_run(documents, method, mean_bytes=mean_bytes, workers=workers)
-        click.echo(json.dumps(estimate.as_dict(), indent=2) if as_json
-                   else render_estimate(estimate))
+        where, free = free_bytes(work)
+        found = estimate.as_dict() | {"work_folder": str(where), "free_bytes": free,
+                                      "disk_advice": disk_advice(estimate, free)}
+        click.echo(json.dumps(found, indent=2) if as_json
+                   else render_estimate(estimate, where, free))
         return
     if (min_prefix is None) == (tables is None):
         raise click.UsageError("give exactly one of --min-prefix and --tables")

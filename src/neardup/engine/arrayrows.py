@@ -1,4 +1,4 @@
-"""Chosen rows of a work directory's ``.npy`` file, without reading the rest of it.
+"""Chosen rows (or ranges) of a work directory's ``.npy`` file, without reading the rest.
 
 Verification visits every partition its block of pairs touches, for a few rows of each of its
 files, and a run has hundreds of blocks: reading whole files, or even parsing each file's npy
@@ -25,7 +25,7 @@ import numpy.typing as npt
 from neardup._types import I64
 from neardup.errors import CorruptDataError
 
-__all__ = ["ArrayHeader", "array_header", "read_rows"]
+__all__ = ["ArrayHeader", "array_header", "read_ranges", "read_rows"]
 
 _KEPT_HEADERS = 1 << 16
 """Headers kept per process at most (a 10M-document run has about 12,000 partition files)."""
@@ -98,3 +98,28 @@ def read_rows(path: Path, rows: I64) -> npt.NDArray[Any]:
         chosen: npt.NDArray[Any] = whole[rows]  # a copy: the map is closed below
         del whole
     return chosen
+
+
+def read_ranges(path: Path, starts: I64, ends: I64) -> tuple[npt.NDArray[Any], I64]:
+    """The elements ``[start, end)`` of each range of the one-dimensional array in ``path``,
+    concatenated, and their CSR bounds; each range read from the file straight into its place
+    (a memory map would count every page it touches in the process's resident memory while it
+    is open). Ranges outside the array raise :class:`CorruptDataError` naming the file."""
+    header = array_header(path)
+    if len(header.shape) != 1:
+        raise CorruptDataError(f"{path}: {len(header.shape)} dimensions, not one")
+    if starts.size and (int(starts.min()) < 0 or int(ends.max()) > header.shape[0]
+                        or bool((ends < starts).any())):
+        raise CorruptDataError(f"{path}: shorter than the offsets beside it")
+    bounds = np.zeros(starts.size + 1, dtype=np.int64)
+    np.cumsum(ends - starts, out=bounds[1:])
+    flat = np.empty(int(bounds[-1]), dtype=header.dtype)
+    size = header.dtype.itemsize
+    with open(path, "rb", buffering=0) as source:
+        fd = source.fileno()
+        for start, low, high in zip(starts.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(),
+                                    strict=True):
+            if high > low and os.preadv(fd, [flat[low:high].data],
+                                        header.offset + size * start) != size * (high - low):
+                raise CorruptDataError(f"{path}: cut short")
+    return flat, bounds

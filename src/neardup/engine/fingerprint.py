@@ -33,7 +33,7 @@ from neardup.config import DedupConfig
 from neardup.document import Document
 from neardup.engine.heap import release_freed
 from neardup.engine.markers import folder_files, read_marker
-from neardup.engine.partition import PartitionWriter, layout_for
+from neardup.engine.partition import Layout, PartitionWriter, layout_for
 from neardup.engine.workdir import WorkDir, publish_dir
 from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 from neardup.methods.registry import near_method
@@ -78,6 +78,8 @@ class FingerprintJob:
     chunk_docs: int
     media: Media
     fields: RowFields = DEFAULT_FIELDS
+    compact_sets: bool = False
+    """Partitions store the verification sets as token sequences (``EngineOptions``)."""
 
     @property
     def marker(self) -> str:
@@ -86,6 +88,17 @@ class FingerprintJob:
 
     def folder(self, block: int) -> Path:
         return self.root / STAGE / partition_name(self.split.file, block)
+
+    def fingerprinter(self) -> Fingerprinter[Any]:
+        """The fingerprinter of this job's documents (their token hashes kept for a
+        partition of token sequences)."""
+        return Fingerprinter(self.config, token_hashes=self.compact_sets)
+
+    def layout(self) -> Layout:
+        """The layout of this job's partitions."""
+        method = near_method(self.config.method)
+        features = method is not None and method.features is not None
+        return layout_for(self.config, features=features, sequences=self.compact_sets)
 
 
 class _Partition:
@@ -99,9 +112,7 @@ class _Partition:
         self.final = job.folder(block)
         self.temporary = self.final.with_name(f"{self.final.name}.{uuid.uuid4().hex}.tmp")
         self.temporary.mkdir(parents=True)
-        method = near_method(job.config.method)
-        self.writer = PartitionWriter(self.temporary, layout_for(
-            job.config, features=method is not None and method.features is not None))
+        self.writer = PartitionWriter(self.temporary, job.layout())
 
     def add(self, prints: DocumentPrints) -> None:
         self.writer.add(prints)
@@ -171,7 +182,7 @@ def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], It
     """Fingerprint one split into partitions; returns (and marks) its record. ``documents``
     reads the split instead of :func:`read_split` (a copy of a remote file: Spark)."""
     cursor = BlockCursor(job.split.blocks, SourceStats())
-    fingerprinter = Fingerprinter(job.config)
+    fingerprinter = job.fingerprinter()
     cpu = {"extract_cpu": 0.0, "fingerprint_cpu": 0.0}
     started = time.process_time()
     writer = _BlockWriter(job)
@@ -216,7 +227,7 @@ def fingerprint_block(task: BlockTask, documents: Callable[[ReadContext], Iterat
     job, block = task.job, task.block
     stats = SourceStats()
     stats.files += int(block.index == 0)
-    fingerprinter = Fingerprinter(job.config)
+    fingerprinter = job.fingerprinter()
     started = time.process_time()
     ctx = ReadContext(stats, media=job.media, fields=job.fields)
     prints = [fingerprinter(doc) for doc in (documents(ctx) if documents else
@@ -287,17 +298,18 @@ class _Dealer:
         return [merged]
 
 
-def warm_up(config: DedupConfig, scratch: Path) -> None:
+def warm_up(config: DedupConfig, scratch: Path, *, compact_sets: bool = False) -> None:
     """Fingerprint two small documents in this process and write them as a partition in
-    ``scratch`` (then removed), so that worker processes forked from it inherit the compiled
-    kernels and the modules pyarrow loads lazily (pandas) instead of each loading them (about
-    0.4 s and 0.4 s of CPU apiece)."""
-    fingerprinter = Fingerprinter(config)
+    ``scratch`` (then removed; of token sequences with ``compact_sets``), so that worker
+    processes forked from it inherit the compiled kernels and the modules pyarrow loads lazily
+    (pandas) instead of each loading them (about 0.4 s and 0.4 s of CPU apiece)."""
+    job = FingerprintJob(config, InputSplit("warm-up", True), 0, scratch, 1, "html",
+                         compact_sets=compact_sets)
+    fingerprinter = job.fingerprinter()
     prints = [fingerprinter(Document(id="warm-up", raw=b"one two three four five six",
                                      kind="text")),
               fingerprinter(Document(id="warm-up",
                                      raw=b"<html><body><p>one two three</p></body></html>"))]
-    job = FingerprintJob(config, InputSplit("warm-up", True), 0, scratch, 1, "html")
     _write(job, 0, prints)
     shutil.rmtree(scratch, ignore_errors=True)
 
@@ -323,7 +335,7 @@ def run_fingerprint(work: WorkDir, jobs: list[FingerprintJob],
     if progress is not None:
         progress(len(records))
     if pending and workers > 1:
-        warm_up(pending[0].config, work.root / "warm-up")
+        warm_up(pending[0].config, work.root / "warm-up", compact_sets=pending[0].compact_sets)
     folder = work.root / STAGE / "lines" if spool and workers > 1 else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)

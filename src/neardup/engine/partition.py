@@ -5,12 +5,19 @@ A partition directory holds, for its documents in input order:
 - ``meta.parquet`` (zstd): id, url, host, source, offset, fetched, revisit_of, links (strings)
   and the numeric columns of :data:`NUMERIC` (lengths, token counts, the exact-level hashes,
   simhash);
-- ``shingles.npy`` + ``shingle_offsets.npy``: the distinct sorted verification shingle sets of
-  the partition, concatenated (CSR offsets, one more than the sets), and ``shingle_index.npy``:
-  the set of each document (documents with equal sets, exact copies, share one);
+- the verification sets, in one of two forms (``Layout.sequences``): by default
+  ``shingles.npy`` + ``shingle_offsets.npy``: the distinct sorted verification shingle sets of
+  the partition, concatenated (CSR offsets, one more than the sets), and
+  ``shingle_index.npy``: the set of each document (documents with equal sets, exact copies,
+  share one); or, with the engine's ``compact_sets`` option, since the sets are a function of
+  the documents' token hashes, the token sequences they were made from, rebuilt when read
+  (:mod:`neardup.engine.sequences`: about a quarter of the bytes, for more CPU where sets are
+  read);
 - method ``minhash``: ``signatures.npy``, the signatures (what verification reads for the
   estimate column: recomputing them from the sets cost about a fifth of the near stage on real
-  text, for about 1 KB more per document), and ``bands.npy``, the LSH band keys of each
+  text, for about 1 KB more per document; kept beside the token sequences, where they are the
+  largest file: signing a rebuilt set costs about 35 us a candidate document, and the work
+  directory of a 10M run fits without dropping them), and ``bands.npy``, the LSH band keys of each
   document's signature (what the candidates stage reads), when the signature is a function of
   the verification set (the default: same shingles). Partitions written before hold the band
   keys alone there: their signatures are recomputed from the sets;
@@ -22,7 +29,9 @@ A partition directory holds, for its documents in input order:
 
 Partitions are written to a temporary directory and renamed into place
 (:func:`neardup.engine.workdir.publish_dir`), so a partition that exists is complete. The readers
-also read the partitions of the earlier format (one set per document, stored signatures).
+also read the partitions of the earlier format (one set per document, stored signatures), and
+each partition is read in its own form, so that a work directory resumes whichever form its
+partitions were written in.
 """
 
 from __future__ import annotations
@@ -44,7 +53,8 @@ import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig, MinHashConfig
-from neardup.engine.arrayrows import array_header, read_rows
+from neardup.engine.arrayrows import read_ranges, read_rows
+from neardup.engine.sequences import SequenceFile, sequence_sets, sequence_shingles
 from neardup.engine.workdir import read_array, write_array
 from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
@@ -62,6 +72,8 @@ NUMERIC = ("offset", "length", "text_chars", "tokens", "identical", "lexical", "
 _UNSIGNED = ("identical", "lexical", "shingle", "simhash")
 _STRINGS = ("id", "url", "host", "source", "fetched", "revisit_of")
 LAYOUT = "layout.json"
+_SEQUENCE_FIELDS = ("sequences", "shingle_width", "shingle_seed")
+"""The fields of :class:`Layout` that a partition of stored sets leaves out of its record."""
 _SET_BUFFER = 1 << 20
 """Bytes of shingle sets gathered before a write (a write a set cost as much as the hashing)."""
 ARTICLE = "article"
@@ -76,7 +88,9 @@ class Layout:
     function of the verification sets with ``seed`` (recomputed where a partition does not
     store them); ``bands`` x ``rows``: the LSH banding whose keys are stored (``derived``
     only); ``article``: the article views are
-    stored in ``article/``."""
+    stored in ``article/``; ``sequences``: the verification sets are stored as the token
+    sequences they are made of, with ``shingle_width`` and ``shingle_seed`` (the run's
+    ``verify_shingles``), else as sets (:mod:`neardup.engine.sequences`)."""
 
     links: bool = False
     features: bool = False
@@ -86,6 +100,9 @@ class Layout:
     bands: int = 0
     rows: int = 0
     article: bool = False
+    sequences: bool = False
+    shingle_width: int = 0
+    shingle_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.signatures < 0 or self.bands < 0 or self.rows < 0:
@@ -94,26 +111,32 @@ class Layout:
             raise ValueError(f"derived signatures need a width and a banding: {self}")
         if self.bands * self.rows > self.signatures:
             raise ValueError(f"{self.bands} bands of {self.rows} rows exceed {self.signatures}")
+        if self.sequences and self.shingle_width < 1:
+            raise ValueError(f"token sequences need a shingle width: {self}")
 
     @property
     def banding(self) -> LSHBands:
         return LSHBands(self.bands, self.rows)
 
 
-def layout_for(config: DedupConfig, *, features: bool) -> Layout:
-    """The layout of the partitions of a run of ``config``."""
+def layout_for(config: DedupConfig, *, features: bool, sequences: bool = False) -> Layout:
+    """The layout of the partitions of a run of ``config``; ``sequences``: the verification
+    sets stored as token sequences (the engine's ``compact_sets``), else as sets."""
     join = join_of(config)
+    verify = config.verify_shingles
+    sets = Layout(links=config.links, features=features, sequences=True,
+                  shingle_width=verify.width, shingle_seed=verify.seed) if sequences \
+        else Layout(links=config.links, features=features)
     if not isinstance(join, SignatureBands):
-        return Layout(links=config.links, features=features)
+        return sets
     minhash = config.of(MinHashConfig)
     article = len(config.views) > 1
-    if minhash.shingles != config.verify_shingles:  # not a function of the stored sets
-        return Layout(links=config.links, features=features, signatures=minhash.num_perm,
-                      article=article)
+    if minhash.shingles != verify:  # not a function of the stored sets
+        return dataclasses.replace(sets, signatures=minhash.num_perm, article=article)
     bands = join.banding(config)
-    return Layout(links=config.links, features=features, signatures=minhash.num_perm,
-                  derived=True, seed=minhash.seed, bands=bands.bands, rows=bands.rows,
-                  article=article)
+    return dataclasses.replace(sets, signatures=minhash.num_perm, derived=True,
+                               seed=minhash.seed, bands=bands.bands, rows=bands.rows,
+                               article=article)
 
 
 def read_layout(folder: Path) -> Layout:
@@ -228,7 +251,8 @@ class PartitionWriter:
     def __init__(self, folder: Path, layout: Layout, *, strings: bool = True) -> None:
         self.folder, self.layout = folder, layout
         self.meta = _Meta(layout.links, strings)
-        self.sets = _SetFile(folder / "shingles.npy")
+        self.sets: _SetFile | SequenceFile = SequenceFile(folder) if layout.sequences \
+            else _SetFile(folder / "shingles.npy")
         self.signatures: list[U64 | None] = []
         self.features: list[object] = []
         self.article: PartitionWriter | None = None
@@ -238,9 +262,18 @@ class PartitionWriter:
             self.article = PartitionWriter(folder / ARTICLE, dataclasses.replace(
                 layout, links=False, features=False, article=False), strings=False)
 
+    def _add_set(self, p: DocumentPrints) -> None:
+        if isinstance(self.sets, _SetFile):
+            self.sets.add(p.shingle, p.shingles)
+            return
+        if p.shingles.size and not p.token_hashes.size:
+            raise ValueError(f"{self.folder}: prints of {p.id!r} carry a verification set but "
+                             "not the token hashes it was made of")
+        self.sets.add(p.token_hashes, p.shingles.size)
+
     def add(self, p: DocumentPrints) -> None:
         self.meta.add(p)
-        self.sets.add(p.shingle, p.shingles)
+        self._add_set(p)
         if self.layout.signatures:
             self.signatures.append(p.signature)
         if self.layout.features:
@@ -258,7 +291,10 @@ class PartitionWriter:
         stage joins the article views of documents with tokens only)."""
         assert not self.meta.strings and not self.layout.features and self.article is None
         self.meta.add_row((offset, length, 0, 0, 0, 0, 0, 0))
-        self.sets.add(0, self.empty)
+        if isinstance(self.sets, _SetFile):
+            self.sets.add(0, self.empty)
+        else:
+            self.sets.add(self.empty, 0)
         if self.layout.signatures:
             self.signatures.append(None)
 
@@ -270,10 +306,13 @@ class PartitionWriter:
 
     def close(self) -> None:
         folder, layout = self.folder, self.layout
-        offsets, index = self.sets.finish()
+        if isinstance(self.sets, _SetFile):
+            offsets, index = self.sets.finish()
+            write_array(folder / "shingle_offsets.npy", offsets)
+            write_array(folder / "shingle_index.npy", index.astype(np.int32))
+        else:
+            self.sets.finish()
         pq.write_table(self.meta.table(), folder / "meta.parquet", compression="zstd")
-        write_array(folder / "shingle_offsets.npy", offsets)
-        write_array(folder / "shingle_index.npy", index.astype(np.int32))
         if layout.signatures:
             _write_minhash(folder, self.signatures, layout)
         if layout.features:
@@ -283,8 +322,18 @@ class PartitionWriter:
             self.article.close()
             sync_dir(folder / ARTICLE)
         with open(folder / LAYOUT, "w") as out:  # synced; published with its directory
-            out.write(json.dumps(dataclasses.asdict(layout), sort_keys=True))
+            out.write(json.dumps(_layout_record(layout), sort_keys=True))
             sync(out)
+
+
+def _layout_record(layout: Layout) -> dict[str, Any]:
+    """``layout.json``'s fields: a partition of stored sets without the token sequences'
+    fields (byte for byte what the writers before them wrote)."""
+    record = dataclasses.asdict(layout)
+    if not layout.sequences:
+        for name in _SEQUENCE_FIELDS:
+            del record[name]
+    return record
 
 
 def _write_minhash(folder: Path, found: list[U64 | None], layout: Layout) -> None:
@@ -362,31 +411,24 @@ def _set_bounds(folder: Path, rows: I64) -> tuple[I64, I64]:
 
 
 def stored_shingles(folder: Path) -> int:
-    """The shingles stored in the partition (each shared set once)."""
-    return int(read_array(folder / "shingle_offsets.npy")[-1])
+    """The shingles of the partition's sets (each shared set once)."""
+    if (folder / "shingle_offsets.npy").exists():
+        return int(read_array(folder / "shingle_offsets.npy")[-1])
+    return sequence_shingles(folder)
 
 
 def shingle_slices(folder: Path, rows: I64) -> tuple[U64, I64]:
-    """The shingle sets of ``rows`` (local indices) as (flat, CSR offsets), each read from the
-    file straight into its place (a memory map would count every page it touches, about the
-    whole file, in the process's resident memory while it is open)."""
+    """The shingle sets of ``rows`` (local indices) as (flat, CSR offsets): rebuilt from their
+    token sequences (:func:`neardup.engine.sequences.sequence_sets`), or, in a partition that
+    stores sets, each read from the file straight into its place (a memory map would count
+    every page it touches, about the whole file, in the process's resident memory while it is
+    open)."""
+    layout = read_layout(folder)
+    if layout.sequences:
+        return sequence_sets(folder, rows, layout.shingle_width, layout.shingle_seed)
     starts, ends = _set_bounds(folder, rows)
-    out_offsets = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(ends - starts, out=out_offsets[1:])
-    path = folder / "shingles.npy"
-    header = array_header(path)
-    data, length = header.offset, header.shape[0]
-    if rows.size and (int(starts.min()) < 0 or int(ends.max()) > length):
-        raise CorruptDataError(f"{path}: shorter than the offsets beside it")
-    flat = np.empty(int(out_offsets[-1]), dtype=np.uint64)
-    with open(path, "rb", buffering=0) as source:
-        fd = source.fileno()
-        for start, low, high in zip(starts.tolist(), out_offsets[:-1].tolist(),
-                                    out_offsets[1:].tolist(), strict=True):
-            if high > low and os.preadv(fd, [flat[low:high].data], data + 8 * start) \
-                    != 8 * (high - low):
-                raise CorruptDataError(f"{path}: cut short")
-    return flat, out_offsets
+    flat, offsets = read_ranges(folder / "shingles.npy", starts, ends)
+    return flat, offsets
 
 
 def signature_rows(folder: Path, rows: I64, signer: Signer) -> U64:

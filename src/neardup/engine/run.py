@@ -107,6 +107,12 @@ class EngineOptions:
     """Inputs (local files only) totalling fewer bytes run in this process, with no worker pool
     whatever ``workers`` says (0: never; the command line gives :data:`SMALL_INPUT_BYTES` when
     its ``--workers`` is not set)."""
+    compact_sets: bool = False
+    """The fingerprint partitions store each document's token sequence instead of its
+    verification set, rebuilt when read (:mod:`neardup.engine.sequences`): about 2.4 times less
+    disk for the work directory, for more CPU (measured +16% to +30% on real text, +6% on
+    generated text: ``benchmarks/workdir_sets.py``). A work directory holding partitions of
+    either form resumes (each read in its own form): not part of its identity."""
 
     @property
     def budget(self) -> int:
@@ -241,17 +247,18 @@ def run_engine(inputs: list[str], out: Path, config: DedupConfig, options: Engin
     ``inputs``, which must be empty. ``fields`` names the fields of JSONL and Parquet rows that
     hold the text, id and URL. A full disk raises an error naming the folder
     (:func:`neardup.engine.workdir.naming_full_disks`)."""
-    with naming_full_disks([options.work, out], lambda: _work_needed(inputs, config)):
+    with naming_full_disks([options.work, out],
+                           lambda: _work_needed(inputs, config, options.compact_sets)):
         return _run(inputs, out, config, options, media=media, fmt=fmt, progress=progress,
                     against=against, executor=executor, documents=documents, fields=fields)
 
 
-def _work_needed(inputs: list[str], config: DedupConfig) -> int | None:
+def _work_needed(inputs: list[str], config: DedupConfig, compact: bool) -> int | None:
     """What the work directory is expected to need for these inputs (local files only)."""
     files = [Path(path) for path in inputs]
     files += [found for folder in files if folder.is_dir() for found in folder.rglob("*")]
     sizes = [path.stat().st_size for path in files if path.is_file()]
-    return work_bytes_for(sum(sizes), config.method) if sizes else None
+    return work_bytes_for(sum(sizes), config.method, compact=compact) if sizes else None
 
 
 def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptions, *,
@@ -276,8 +283,8 @@ def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptio
     work = WorkDir(options.work, _identity(config, files, media, options, old_run,
                                            executor.stamps, fields),
                    replace_other=options.replace_other)
-    jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media, fields)
-            for index, split in enumerate(splits)]
+    jobs = [FingerprintJob(config, split, index, work.root, options.chunk_docs, media, fields,
+                           options.compact_sets) for index, split in enumerate(splits)]
     report = (lambda done: progress("fingerprint", done, len(jobs))) if progress else None
     if documents is not None:
         fingerprint_split(jobs[0], lambda cursor: _taken(documents, cursor))  # marks it done

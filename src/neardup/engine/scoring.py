@@ -24,8 +24,8 @@ from neardup.config import DedupConfig
 from neardup.engine.buckets import block_bytes
 from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
+from neardup.engine.partition import stored_shingles
 from neardup.engine.templates import ContentReader
-from neardup.engine.workdir import read_array
 from neardup.methods.pairs import Pairs, method_code
 from neardup.store.durable import sync
 
@@ -89,7 +89,7 @@ def _scored(config: DedupConfig, catalog: Catalog, content: ContentReader,
 
 
 def _block_rows(catalog: Catalog, budget: int) -> int:
-    total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1]) for part in catalog.parts)
+    total = sum(stored_shingles(part.folder) for part in catalog.parts)
     mean = 8.0 * total / max(1, catalog.documents) + 64.0
     return max(1024, int(block_bytes(budget) / (2 * mean)))
 

@@ -11,7 +11,10 @@ with whole ``neardup dedup`` processes and stored in ``costs.json`` beside this 
   the run (the partitions plus the bucket files of the stage then running), and ``work_bytes``,
   what it keeps once finished (the partitions, numbering, pairs and clusters a re-run or an
   ``--against`` run reads), both scaled by the mean size (the verification shingle sets
-  dominate); ``output_bytes`` per document for the tables;
+  dominate); ``compact_work_peak_bytes`` and ``compact_work_bytes``, the same for a work
+  directory of token sequences (the engine's ``compact_sets``, ``dedup --compact-work``),
+  measured apart (``benchmarks/workdir_sets.py``); ``output_bytes`` per document for the
+  tables;
 - memory: the peak summed over the run's processes, interpolated between the sizes measured and
   extended past the largest by the line through the last two (flat when one size was measured:
   said so in :attr:`RunEstimate.basis`).
@@ -46,6 +49,10 @@ class RunEstimate:
     """The work directory at its largest, during the run."""
     kept_work_bytes: float
     """What the work directory keeps once the run has finished."""
+    compact_work_bytes: float | None
+    """:attr:`work_bytes` for a work directory of token sequences (None: not measured)."""
+    compact_kept_work_bytes: float | None
+    """:attr:`kept_work_bytes` for a work directory of token sequences."""
     output_bytes: float
     peak_memory_bytes: float
     wall_seconds: float
@@ -83,15 +90,30 @@ def _memory(points: list[list[float]], documents: int) -> tuple[float, str]:
         measured + " documents, extended by the line through the last two")
 
 
-def work_bytes_for(input_bytes: int, method: str) -> int | None:
+def _work_per_document(unit: dict[str, Any], *, compact: bool = False,
+                       peak: bool = True) -> float:
+    """The work directory's bytes a document of the measured size: at its peak or kept, of
+    stored sets or (``compact``) of token sequences; KeyError when not measured."""
+    prefix = "compact_" if compact else ""
+    kept = unit[f"{prefix}work_bytes"]
+    return float(unit.get(f"{prefix}work_peak_bytes", kept) if peak else kept)
+
+
+def work_bytes_for(input_bytes: int, method: str, *, compact: bool = False) -> int | None:
     """The work directory's largest size for inputs of ``input_bytes`` (as stored: compressed
-    inputs need more), scaled from the measured run of ``method``; None when it was not
-    measured."""
+    inputs need more), scaled from the measured run of ``method`` (``compact``: of token
+    sequences); None when it was not measured."""
     try:
         unit = load_costs()["methods"][method]
-        return int(input_bytes * unit.get("work_peak_bytes", unit["work_bytes"])
-                   / unit["mean_bytes"])
+        return int(input_bytes * _work_per_document(unit, compact=compact) / unit["mean_bytes"])
     except (ConfigError, KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+def _compact_work(unit: dict[str, Any], documents: float, *, peak: bool) -> float | None:
+    try:
+        return documents * _work_per_document(unit, compact=True, peak=peak)
+    except KeyError:
         return None
 
 
@@ -113,12 +135,15 @@ def estimate_run(documents: int, method: str, *, mean_bytes: int | None = None,
     memory, how = _memory(unit["peak_tree_rss_mb"], documents)
     return RunEstimate(
         documents=documents, method=method, mean_bytes=size, workers=workers,
-        work_bytes=documents * unit.get("work_peak_bytes", unit["work_bytes"]) * scale,
-        kept_work_bytes=documents * unit["work_bytes"] * scale,
+        work_bytes=documents * _work_per_document(unit) * scale,
+        kept_work_bytes=documents * _work_per_document(unit, peak=False) * scale,
+        compact_work_bytes=_compact_work(unit, documents * scale, peak=True),
+        compact_kept_work_bytes=_compact_work(unit, documents * scale, peak=False),
         output_bytes=documents * unit["output_bytes"],
         peak_memory_bytes=memory, wall_seconds=wall,
         cpu_seconds=unit["startup_s"] + parallel + documents * unit["serial_s"],
         basis=f"measured by {costs['measured_by']} on {costs['machine']} "
               f"({unit['documents']:,} documents of {unit['mean_bytes']:,.0f} bytes, "
               f"{unit['workers']} workers); time and disk linear in documents and mean bytes; "
-              f"{how}")
+              f"{how}" + (f"; compact work directory: {costs['compact_measured_by']}"
+                          if "compact_measured_by" in costs else ""))

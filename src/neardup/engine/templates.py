@@ -31,8 +31,7 @@ from neardup.config import DedupConfig, MinHashConfig
 from neardup.config.text import TemplateConfig
 from neardup.engine.buckets import bucket_count, bucket_map, read_routed, spread, write_routed
 from neardup.engine.catalog import Catalog, Part
-from neardup.engine.partition import read_features, read_meta, shingle_slices
-from neardup.engine.workdir import read_array
+from neardup.engine.partition import read_features, read_meta, shingle_slices, stored_shingles
 from neardup.features.templates import (
     NO_HOST,
     TemplateSet,
@@ -174,8 +173,7 @@ def _count_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArr
 def run_templates(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.bool_],
                   folder: Path, budget: int) -> TemplateSet:
     """The template shingles of every host among the survivors."""
-    shingles = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
-                   for part in catalog.parts)
+    shingles = sum(stored_shingles(part.folder) for part in catalog.parts)
     count = bucket_count(shingles * ROW.itemsize, budget) if config.templates.enabled else None
     return _count_templates(config, catalog, survivors, folder, count, _shingle_sets)
 
@@ -206,7 +204,10 @@ class ContentReader:
 
     def sets(self, part: Part, local: I64) -> tuple[U64, I64]:
         """The content sets of ``local`` (rows among the part's kept rows), as CSR."""
-        flat, offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        return self._content(part, local, *shingle_slices(part.folder, part.kept_rows()[local]))
+
+    def _content(self, part: Part, local: I64, flat: U64, offsets: I64) -> tuple[U64, I64]:
+        """The content sets of ``local`` from their sets (flat, offsets)."""
         if not self.active:
             return flat, offsets
         if part.name not in self._keys:
@@ -226,8 +227,8 @@ class ContentReader:
         """The stored signatures, those of pruned documents recomputed from their content."""
         if not self.active or self.signer is None:
             return stored
-        flat, offsets = self.sets(part, local)
         original, original_offsets = shingle_slices(part.folder, part.kept_rows()[local])
+        flat, offsets = self._content(part, local, original, original_offsets)  # read once
         out = np.array(stored)
         for row in range(local.size):
             mine = flat[offsets[row]:offsets[row + 1]]

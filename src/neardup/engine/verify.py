@@ -39,8 +39,8 @@ from neardup.engine.candidates import CANDIDATE
 from neardup.engine.catalog import Catalog
 from neardup.engine.kernels import in_partition_order, verified_pairs
 from neardup.engine.pairfiles import to_records
+from neardup.engine.partition import stored_shingles
 from neardup.engine.templates import ContentReader
-from neardup.engine.workdir import read_array
 from neardup.methods.registry import signer_of
 
 __all__ = ["SMALLEST_BLOCK", "pairs_of_new", "pairs_per_block", "verify_candidates"]
@@ -74,8 +74,7 @@ def pairs_per_block(config: DedupConfig, catalog: Catalog, budget: int) -> int:
 def _mean_set_bytes(catalog: Catalog) -> float:
     """The mean bytes of a document's sets (both views' where the run has article views)."""
     views = [catalog, catalog.article()] if catalog.has_article else [catalog]
-    total = sum(int(read_array(part.folder / "shingle_offsets.npy")[-1])
-                for view in views for part in view.parts)
+    total = sum(stored_shingles(part.folder) for view in views for part in view.parts)
     return 8.0 * total / max(1, catalog.documents) + 64.0 * len(views)
 
 

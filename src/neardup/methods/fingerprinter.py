@@ -99,19 +99,22 @@ class Fingerprinter(Generic[F]):
 
     @overload
     def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None, *,
-                 verify_sets: bool = True) -> None: ...
+                 verify_sets: bool = True, token_hashes: bool = False) -> None: ...
     @overload
     def __init__(self, config: DedupConfig, features: FeatureExtractor[F], *,
-                 verify_sets: bool = True) -> None: ...
+                 verify_sets: bool = True, token_hashes: bool = False) -> None: ...
 
     def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None, *,
-                 verify_sets: bool = True) -> None:
+                 verify_sets: bool = True, token_hashes: bool = False) -> None:
         """``verify_sets``: the prints keep the verification shingle set (the batch engine
         verifies pairs on it; a store, which keeps only the exact-level hash made from it,
-        leaves it out, its batches holding and its workers pickling a tenth of the bytes)."""
+        leaves it out, its batches holding and its workers pickling a tenth of the bytes).
+        ``token_hashes``: with ``verify_sets``, they keep the canonical token hashes the set
+        is made of too (what a compact work directory stores instead of the set)."""
         require_extractor(config.text.extract)
         self.config = config
         self.verify_sets = verify_sets
+        self.token_hashes = verify_sets and token_hashes
         self.simhash = SimHash(config.of(SimHashMethod).simhash) \
             if isinstance(join_of(config), HammingTables) else None
         self.signer = signer_of(config)
@@ -175,6 +178,8 @@ class Fingerprinter(Generic[F]):
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
             simhash=simhash, signature=signature, features=found, links=links,
             shingles=shingles if self.verify_sets else NO_SHINGLES,
+            token_hashes=tokens.copy() if self.token_hashes else NO_SHINGLES,  # a view of a
+            # buffer of 3 hashes per byte of text: not kept alive with the prints
             extract_seconds=extracted - started, article=article,
             fingerprint_seconds=time.perf_counter() - extracted if timed[1] else 0.0,
         )

@@ -9,7 +9,7 @@ documents of any method (the stages, the partitions, the store).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
@@ -21,6 +21,8 @@ __all__ = ["DocumentPrints", "F", "Prints", "revisit_prints"]
 
 F = TypeVar("F")
 """The per-document features of a near method."""
+NO_TOKENS: U64 = np.empty(0, dtype=np.uint64)
+NO_TOKENS.flags.writeable = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,10 @@ class Prints(Generic[F]):
     article: Prints[Any] | None = None
     """The prints of the page's article view (``DedupConfig.views``): its text, canonical
     form, exact levels, shingle set and signature; None for one view."""
+    token_hashes: U64 = field(default_factory=lambda: NO_TOKENS)
+    """The canonical text's token hashes, which ``shingles`` is made of (a compact work
+    directory stores these instead of the set: :mod:`neardup.engine.sequences`); empty unless
+    the fingerprinter was asked for them."""
 
 
 if TYPE_CHECKING:

@@ -72,19 +72,20 @@ def find_duplicates(docs: Iterable[Document | str | Mapping[str, Any]],
                     config: DedupConfig | None = None, *, workers: int = 1,
                     memory_limit: int = DEFAULT_MEMORY_BYTES,
                     progress: Callable[[str, int, int], None] | None = None,
-                    columns: list[str] | None = None) -> DedupResult:
+                    columns: list[str] | None = None, compact_work: bool = False) -> DedupResult:
     """Find exact and near-duplicate documents and cluster them with the batch engine.
 
     ``docs``: Documents, plain strings, or dicts with a ``text`` field. ``config``: the
     defaults of :class:`DedupConfig` unless given. ``memory_limit``: the bytes the engine's
     stages may hold (the command line's ``--memory-limit``; beyond it they spill to disk).
-    Returns every table of the run (documents, clusters, pairs, a method's extra tables;
-    only ``columns`` of the documents table when given) and its summary as a
-    :class:`DedupResult`."""
+    ``compact_work``: a smaller work area (``--compact-work``: about 2.4 times less temporary
+    disk, for some more CPU; same results). Returns every table of the run (documents,
+    clusters, pairs, a method's extra tables; only ``columns`` of the documents table when
+    given) and its summary as a :class:`DedupResult`."""
     with tempfile.TemporaryDirectory(prefix="neardup-") as scratch, scratch_area():
         out = Path(scratch) / "out"
         options = EngineOptions(work=Path(scratch) / "work", memory_limit=memory_limit,
-                                workers=max(1, workers))
+                                workers=max(1, workers), compact_sets=compact_work)
         run_engine([], out, config or DedupConfig(), options, progress=progress,
                    documents=documents_from(docs))
         return DedupResult.read(out, columns)
@@ -95,7 +96,7 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
           text: str = "text", id: str | None = None, url: str | None = None,
           kind: TextKind = "text", config: DedupConfig | None = None,
           workers: int = 1, memory_limit: int = DEFAULT_MEMORY_BYTES,
-          output: Output = "table") -> Any:
+          output: Output = "table", compact_work: bool = False) -> Any:
     """Deduplicate ``data``.
 
     ``output="table"`` (the default): a pyarrow Table with one row per input row, in order:
@@ -107,8 +108,8 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
     ``output="table"`` only. The defaults are the command line's: ``method="minhash"`` at
     ``threshold=0.8`` (``k``, simhash's Hamming distance, 3), ``keep="first"``, site templates
     removed. ``kind="html"`` extracts the text of HTML first. ``config`` replaces method,
-    threshold, k and keep by a full :class:`DedupConfig`. ``workers`` and ``memory_limit``: as
-    for :func:`find_duplicates`."""
+    threshold, k and keep by a full :class:`DedupConfig`. ``workers``, ``memory_limit`` and
+    ``compact_work``: as for :func:`find_duplicates`."""
     import pyarrow as pa
 
     if output not in ("table", "kept", "removed", "annotated"):
@@ -123,7 +124,7 @@ def dedup(data: Iterable[Any] | Any, *, method: str | None = None,
         raise ConfigError("give config= or method/threshold/k/keep, not both")
     documents = documents_from(data, text=text, id=id, url=url, kind=kind)
     result = find_duplicates(documents, config, workers=workers, memory_limit=memory_limit,
-                             columns=["id"])
+                             columns=["id"], compact_work=compact_work)
     dropped = int(result.stats.get("revisits_without_original", 0))
     if dropped:
         raise ConfigError(f"{dropped} revisit Documents repeat no document of the input: give "
