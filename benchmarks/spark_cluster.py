@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -135,12 +136,16 @@ def run(engine: str, corpus: Path, method: str, memory: str, master: str,
 
 
 def compare(corpus: Path, method: str, repeat: int, memory: str, master: str,
-            cluster: Standalone | None, compact: bool = False) -> dict[str, Any]:
+            cluster: Standalone | None, compact: bool = False,
+            partial: Callable[[dict[str, Any]], None] = lambda runs: None) -> dict[str, Any]:
+    """Both engines ``repeat`` times, interleaved; ``partial`` is given the runs so far after
+    each run (a run of 10M documents takes most of an hour)."""
     runs: dict[str, list[dict[str, Any]]] = {"local": [], "spark": []}
     identical = []
     for _ in range(repeat):
         for engine in ("local", "spark"):
             runs[engine].append(run(engine, corpus, method, memory, master, cluster, compact))
+            partial({method: {"runs": runs, "complete": False}})
         identical.append(same_tables(method))
     medians = {engine: {key: statistics.median(r[key] for r in found)
                         for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")}
@@ -171,7 +176,15 @@ def main() -> None:
     _work(args.work)
     corpus = WORK / f"scale-{args.documents}"
     make_corpus(corpus, args.documents)
-    found = _compare_all(corpus, args)
+    found = _compare_all(corpus, args, lambda runs: _save(args, runs))
+    _save(args, found)
+    for method, entry in found.items():
+        print(method, json.dumps(entry["median"]), "wall ratio:", entry["wall_ratio"],
+              "identical:", entry["identical_tables"], flush=True)
+
+
+def _save(args: argparse.Namespace, found: dict[str, Any]) -> None:
+    """Record ``found`` (runs so far, or the comparison) under this invocation's key."""
     path = RESULTS if args.master == "standalone" else LOCAL_RESULTS
     results = json.loads(path.read_text()) if path.exists() else {}
     cluster = ("standalone, 2 workers x 1 core x 1 GiB" if args.master == "standalone"
@@ -185,9 +198,6 @@ def main() -> None:
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(results, indent=2) + "\n")
     os.replace(temporary, path)
-    for method, entry in found.items():
-        print(method, json.dumps(entry["median"]), "wall ratio:", entry["wall_ratio"],
-              "identical:", entry["identical_tables"], flush=True)
 
 
 def _work(folder: Path) -> None:
@@ -199,15 +209,16 @@ def _work(folder: Path) -> None:
     WORK = spark.WORK = folder.resolve()
 
 
-def _compare_all(corpus: Path, args: argparse.Namespace) -> dict[str, Any]:
+def _compare_all(corpus: Path, args: argparse.Namespace,
+                 partial: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     methods = args.methods.split(",")
     if args.master != "standalone":
         return {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
-                                None, args.compact_work) for method in methods}
+                                None, args.compact_work, partial) for method in methods}
     daemons = Path(tempfile.mkdtemp(prefix="standalone-"))
     with standalone_cluster(daemons) as cluster:
         found = {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
-                                 cluster, args.compact_work) for method in methods}
+                                 cluster, args.compact_work, partial) for method in methods}
     shutil.rmtree(daemons, ignore_errors=True)
     return found
 
