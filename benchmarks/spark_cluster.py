@@ -19,7 +19,9 @@ before the context, executors, the jobs, the stages on the driver, the stop: ``o
 each run's record). ``--compact-work`` gives both runs ``dedup --compact-work`` (work
 directories of token sequences: what lets 10M documents fit this disk). Results go to
 benchmarks/results/spark_cluster.json (standalone) or spark.json (``local[2]``), keyed by size,
-master, ``compact`` and ``--label``.
+master, ``compact`` and ``--label``. ``--engines local`` (or ``spark``) runs one side and keeps its
+tables, compared with the other side's when an earlier invocation left them: the halves of a
+pair that does not fit one sitting (10M documents take about 40 minutes a side here).
 
     python benchmarks/spark_cluster.py --documents 100000 --methods minhash
     python benchmarks/spark_cluster.py --documents 1000000 --work /work/scratch/bench \
@@ -50,6 +52,7 @@ sys.path.insert(0, str(BENCHMARKS_DIR.parent / "tests"))
 from standalone import Standalone, daemon_environment, standalone_cluster
 
 RESULTS = RESULTS_DIR / "spark_cluster.json"
+ENGINES = ("local", "spark")
 LOCAL_RESULTS = RESULTS_DIR / "spark.json"
 
 
@@ -137,24 +140,31 @@ def run(engine: str, corpus: Path, method: str, memory: str, master: str,
 
 def compare(corpus: Path, method: str, repeat: int, memory: str, master: str,
             cluster: Standalone | None, compact: bool = False,
-            partial: Callable[[dict[str, Any]], None] = lambda runs: None) -> dict[str, Any]:
-    """Both engines ``repeat`` times, interleaved; ``partial`` is given the runs so far after
-    each run (a run of 10M documents takes most of an hour)."""
-    runs: dict[str, list[dict[str, Any]]] = {"local": [], "spark": []}
+            partial: Callable[[dict[str, Any]], None] = lambda runs: None,
+            engines: tuple[str, ...] = ENGINES) -> dict[str, Any]:
+    """The ``engines`` ``repeat`` times, interleaved; ``partial`` is given the runs so far after
+    each run (a run of 10M documents takes most of an hour). With one engine, its tables are
+    kept and compared with the other's when an earlier invocation left them (the halves of a
+    pair too long for one sitting)."""
+    runs: dict[str, list[dict[str, Any]]] = {engine: [] for engine in engines}
     identical = []
     for _ in range(repeat):
-        for engine in ("local", "spark"):
+        for engine in engines:
             runs[engine].append(run(engine, corpus, method, memory, master, cluster, compact))
             partial({method: {"runs": runs, "complete": False}})
-        identical.append(same_tables(method))
+        if all((WORK / f"spark-bench-{engine}-{method}" / "pairs.parquet").exists()
+               for engine in ENGINES):
+            identical.append(same_tables(method))
     medians = {engine: {key: statistics.median(r[key] for r in found)
                         for key in ("wall_s", "cpu_s", "peak_tree_rss_mb")}
                for engine, found in runs.items()}
-    ratio = round(medians["spark"]["wall_s"] / medians["local"]["wall_s"], 2)
-    for engine in runs:
-        shutil.rmtree(WORK / f"spark-bench-{engine}-{method}", ignore_errors=True)
+    ratio = (round(medians["spark"]["wall_s"] / medians["local"]["wall_s"], 2)
+             if len(medians) == 2 else None)
+    if len(engines) == 2:
+        for engine in runs:
+            shutil.rmtree(WORK / f"spark-bench-{engine}-{method}", ignore_errors=True)
     return {"runs": runs, "median": medians, "wall_ratio": ratio,
-            "identical_tables": all(identical)}
+            "identical_tables": all(identical) if identical else None}
 
 
 def main() -> None:
@@ -169,6 +179,9 @@ def main() -> None:
                              "as local[2]")
     parser.add_argument("--work", type=Path, default=WORK,
                         help="folder of the corpora and the runs' outputs")
+    parser.add_argument("--engines", default=",".join(ENGINES),
+                        help="local,spark (a pair), or one of them: its tables are kept and "
+                             "compared with the other's if an earlier run left them")
     parser.add_argument("--compact-work", action="store_true",
                         help="both runs (local and Spark) with dedup --compact-work (work "
                              "directories of token sequences; results keyed ...-compact)")
@@ -211,14 +224,16 @@ def _work(folder: Path) -> None:
 
 def _compare_all(corpus: Path, args: argparse.Namespace,
                  partial: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    methods = args.methods.split(",")
-    if args.master != "standalone":
+    methods, engines = args.methods.split(","), tuple(args.engines.split(","))
+    if args.master != "standalone" or "spark" not in engines:  # no cluster to start
         return {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
-                                None, args.compact_work, partial) for method in methods}
+                                None, args.compact_work, partial, engines)
+                for method in methods}
     daemons = Path(tempfile.mkdtemp(prefix="standalone-"))
     with standalone_cluster(daemons) as cluster:
         found = {method: compare(corpus, method, args.repeat, args.memory_limit, args.master,
-                                 cluster, args.compact_work, partial) for method in methods}
+                                 cluster, args.compact_work, partial, engines)
+                 for method in methods}
     shutil.rmtree(daemons, ignore_errors=True)
     return found
 
