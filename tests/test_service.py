@@ -145,6 +145,42 @@ def test_add_then_query_document_cluster(server: Server) -> None:
     assert status == 200 and found["found"]["url"] == "http://site.example/a1-copy"
 
 
+def metric(page: str, name: str) -> float:
+    """The value of an unlabelled metric of a /metrics page."""
+    return next(float(line.split()[1]) for line in page.splitlines()
+                if line.startswith(name + " "))
+
+
+def answered_together_as_alone(server: Server, prefix: str) -> None:
+    """Queries sent at once (plain, HTML, by URL, sketch searches, another ``k``, an empty
+    text, an invalid body) get the answers each gets alone, and some were answered in one
+    batch (the service's metrics say so)."""
+    docs = [_doc(f"{prefix}/{n}", 900 + n) for n in range(8)]
+    status, _, added = call(server, "POST", "/v1/documents", {"documents": docs})
+    assert status == 200 and added["added"] == 8, added
+    bodies: list[dict[str, Any]] = [{"text": _text(900 + n % 8)} for n in range(20)]
+    bodies += [{"text": _text(901) + " and more"}, {"html": f"<p>{_text(902)}</p>"},
+               {"url": f"http://site.example/{prefix}/3"}, {"url": "http://nowhere.example/"},
+               {"text": _text(903), "k": 1}, {"text": _text(904), "resemblance": 0.5},
+               {"text": ""}, {"text": _text(905), "k": 99}, {"text": _text(906), "explain": True}]
+    alone = [call(server, "POST", "/v1/query", body) for body in bodies]
+    assert {answer[0] for answer in alone} == {200, 404, 422}
+    largest = 0.0
+    for _ in range(5):
+        with ThreadPoolExecutor(len(bodies)) as pool:
+            together = list(pool.map(lambda body: call(server, "POST", "/v1/query", body),
+                                     bodies))
+        assert [(a[0], a[2]) for a in together] == [(a[0], a[2]) for a in alone]
+        largest = metric(call(server, "GET", "/metrics")[2], "neardup_largest_query_batch")
+        if largest > 1:
+            break
+    assert largest > 1, "no two queries were answered together"
+
+
+def test_queries_sent_at_once_are_answered_together_as_each_alone(server: Server) -> None:
+    answered_together_as_alone(server, "together")
+
+
 def test_sketch_search_and_explain(server: Server) -> None:
     long = _text(40, 600)
     call(server, "POST", "/v1/documents", {"documents": [_doc("long", 40, text=long)]})

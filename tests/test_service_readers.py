@@ -14,7 +14,15 @@ import pytest
 pytest.importorskip("fastapi", reason="the service extra (fastapi) is not installed")
 pytest.importorskip("uvicorn", reason="the service extra (uvicorn) is not installed")
 
-from test_service import _doc, _text, _token_file, call, start_server, stop_server
+from test_service import (
+    _doc,
+    _text,
+    _token_file,
+    answered_together_as_alone,
+    call,
+    start_server,
+    stop_server,
+)
 from test_worker_death import _session
 
 
@@ -202,3 +210,14 @@ def test_a_readers_link_keeps_its_connection_and_resends_on_one_the_writer_close
     assert bodies[:4] == [b"one", b"two", b"then-close", b"three"]
     assert connections == 2          # one until the server closed it, one after
     assert path in str(error) and "Content-Length" in str(error)
+
+
+@pytest.mark.slow
+def test_reader_processes_answer_queries_sent_at_once_as_each_alone(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "store", "--readers", "2",
+                           token_file=_token_file(tmp_path))
+    try:
+        _wait_for_readers(running.process.pid, 2)
+        answered_together_as_alone(running, "together")
+    finally:
+        stop_server(running)

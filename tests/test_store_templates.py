@@ -328,3 +328,37 @@ def test_host_counts_kept_between_queries_follow_every_add(tmp_path: Path) -> No
         assert reader.query(pages[0]) == after
     with open_store(tmp_path / "s", read_only=True) as fresh:
         assert fresh.query(pages[0]) == after
+
+
+def test_queries_answered_together_equal_each_alone(tmp_path: Path) -> None:
+    """A batch of queries (framed pages of two hosts, the same article in both frames, bytes
+    stored as HTML asked as text, near-copies, an empty text, a text nothing resembles, the
+    same query twice) answers each as it is answered alone, in the writer and read-only."""
+    rng = random.Random(17)
+    frame_a, site_a = _site(rng, "site-a.example", 14)
+    frame_b, site_b = _site(rng, "site-b.example", 6)
+    article = _words(rng, 300)
+    framed = [_page("site-a.example", 90, frame_a, article),
+              _page("site-b.example", 90, frame_b, article)]
+    plain = _words(rng, 200)
+    edited = plain.replace(plain.split()[7], "changed", 1)
+    stored = [*site_a, *site_b, framed[0],
+              Document(id="plain", raw=plain.encode(), kind="text")]
+    tagged = Document(id="tagged", kind="html", raw=(
+        "<html><head><title>a title here</title><style>p { margin: 0 } div { x: y }</style>"
+        f"</head><body><p>{_words(rng, 25)}</p></body></html>").encode())
+    stored.append(tagged)
+    as_text = Document(id="q", raw=tagged.raw, kind="text")   # the same bytes, as text
+    queries: list[Document | str] = [site_a[5], framed[1], as_text, edited, plain, "",
+                                     _words(random.Random(99), 150), site_b[2], edited]
+    with open_store(tmp_path / "s") as store:
+        store.add(stored)
+        for options in ({}, {"k": 1, "explain": True}, {"templates": False}):
+            alone = [store.query(q, **options) for q in queries]  # type: ignore[arg-type]
+            assert store.query_many(queries, **options) == alone  # type: ignore[arg-type]
+        assert [len(m) for m in alone] != [0] * len(queries)
+        assert any(m.relation == "identical" for m in store.query(as_text))
+        together = store.query_many(queries)
+    with open_store(tmp_path / "s", read_only=True) as reader:
+        assert reader.query_many(queries) == together
+        assert reader.query_many([]) == []

@@ -21,6 +21,9 @@ class Metrics:
         self.requests: dict[tuple[str, str, int], int] = defaultdict(int)
         self.buckets: dict[str, list[int]] = {}
         self.sums: dict[str, float] = defaultdict(float)
+        self.query_batches = 0
+        self.batched_queries = 0
+        self.largest_batch = 0
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         with self._lock:
@@ -28,6 +31,13 @@ class Metrics:
             counts = self.buckets.setdefault(route, [0] * (len(BUCKETS) + 1))
             counts[bisect_left(BUCKETS, seconds)] += 1
             self.sums[route] += seconds
+
+    def observe_batch(self, queries: int) -> None:
+        """A batch of ``queries`` queries answered together."""
+        with self._lock:
+            self.query_batches += 1
+            self.batched_queries += queries
+            self.largest_batch = max(self.largest_batch, queries)
 
     def render(self, gauges: dict[str, tuple[str, float]]) -> str:
         """The exposition text; ``gauges`` maps a metric name to (help, value)."""
@@ -41,6 +51,16 @@ class Metrics:
                       "# TYPE neardup_request_duration_seconds histogram"]
             for route, counts in sorted(self.buckets.items()):
                 lines += _histogram(route, counts, self.sums[route])
+            lines += [
+                "# HELP neardup_query_batches_total Batches of queries answered together.",
+                "# TYPE neardup_query_batches_total counter",
+                f"neardup_query_batches_total {self.query_batches}",
+                "# HELP neardup_batched_queries_total Queries answered in those batches.",
+                "# TYPE neardup_batched_queries_total counter",
+                f"neardup_batched_queries_total {self.batched_queries}",
+                "# HELP neardup_largest_query_batch Most queries answered in one batch.",
+                "# TYPE neardup_largest_query_batch gauge",
+                f"neardup_largest_query_batch {self.largest_batch}"]
         for name, (text, value) in sorted(gauges.items()):
             lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge", f"{name} {value:g}"]
         return "\n".join(lines) + "\n"

@@ -61,7 +61,7 @@ from neardup.store.lookup import (
     StoreMatch,
     compare_stored,
     probe_printer,
-    query_document,
+    query_documents,
     query_url,
     similar_documents,
 )
@@ -505,10 +505,17 @@ class Store:
               templates: bool = True) -> list[StoreMatch]:
         """Stored near-copies of a document (or of a plain text), nearest first; ``templates``
         (the store's rule): compared on content (:mod:`neardup.store.content`)."""
-        if isinstance(doc, str):
-            doc = Document(id="query", raw=doc.encode("utf-8"), kind="text")
+        return self.query_many([doc], k, explain, templates)[0]
+
+    def query_many(self, docs: Sequence[Document | str], k: int | None = None,
+                   explain: bool = False, templates: bool = True) -> list[list[StoreMatch]]:
+        """:meth:`query` of each of ``docs``, answered together: one read of the store serves
+        every query's candidates (a service's queries that arrive at once). Each answer
+        equals the one its query gets alone."""
+        asked = [Document(id="query", raw=doc.encode("utf-8"), kind="text")
+                 if isinstance(doc, str) else doc for doc in docs]
         with self._sqlite():
-            return query_document(self, doc, k, explain, templates)
+            return query_documents(self, asked, k, explain, templates)
 
     def similar(self, doc: Document | str, *, resemblance: float = 0.0,
                 containment: float = 0.0, explain: bool = False,

@@ -240,12 +240,22 @@ class HostCounts:
             self._pages[key] = found[key][1] if key in found else 0
         return self._pages[key]
 
+    def _read_pages(self, hosts: Iterable[str | None]) -> None:
+        """Read the pages of every host of ``hosts`` not read yet: one query for all."""
+        keys = {self._key(host) for host in hosts}.difference(self._pages)
+        keys.discard(NO_HOST)
+        if keys:
+            found = _host_rows(self.db, self.path, sorted(keys))
+            self._pages.update((key, found[key][1] if key in found else 0) for key in keys)
+
     def _applies(self, host: str | None) -> bool:
         return self.config.enabled and self.pages(host) >= self.config.min_pages
 
     def prefetch(self, wanted: Iterable[tuple[str | None, int, U64]]) -> None:
         """Read the counts of many (host, kind, values) at once, one query per host and kind
         (hosts too small for templates are skipped)."""
+        wanted = list(wanted)
+        self._read_pages({host for host, _, _ in wanted})
         grouped: dict[tuple[int, int], set[int]] = {}
         seen: set[tuple[str | None, int, int]] = set()  # a page judged many times: once
         for host, kind, values in wanted:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,9 +37,9 @@ from neardup.store.records import (
 if TYPE_CHECKING:
     from neardup.store.collection import Store
 
-__all__ = ["StoreMatch", "check_sketch_search", "probe_printer", "query_document", "query_url",
-           "sharing",
-           "similar_documents", "similar_to_probe", "stored_probe", "stored_sketches"]
+__all__ = ["StoreMatch", "check_sketch_search", "probe_printer", "query_document",
+           "query_documents", "query_url", "sharing", "similar_documents", "similar_to_probe",
+           "stored_probe", "stored_sketches"]
 
 COLUMNS = "doc, id, url, host, sweep, fetched, cluster, identical, lexical, simhash"
 
@@ -76,6 +77,8 @@ class StoreMatch:
 
 
 PROJECT = [ROW_FIELDS.index(name.strip()) for name in COLUMNS.split(",")]
+ROW_IDENTICAL = [name.strip() for name in COLUMNS.split(",")].index("identical")
+"""Where a projected row holds the identical-bytes hash."""
 
 
 JOINED = (f"SELECT {', '.join(f'd.{name}' for name in ROW_FIELDS)}, d.crc, "
@@ -84,19 +87,19 @@ JOINED = (f"SELECT {', '.join(f'd.{name}' for name in ROW_FIELDS)}, d.crc, "
 """A document's row and its sketch row (NULLs without one), by number: one statement."""
 
 
-def _candidates(store: Store, docs: list[int], identical: int
+def _candidates(store: Store, docs: set[int], identical: set[int]
                 ) -> tuple[dict[int, tuple[object, ...]], dict[int, StoreFeatures]]:
     """Checked rows (the columns of ``COLUMNS``) and sketches of ``docs`` and of the
-    documents whose identical-bytes hash (signed) is ``identical``, by number."""
-    wanted = set(docs)
-    numbers = sorted(wanted.union(store.keyed("identical", [identical])))
+    documents whose identical-bytes hash (signed) is one of ``identical``, by number: one
+    statement for all."""
+    numbers = sorted(docs.union(store.keyed("identical", sorted(identical))))
     joined = select_in(store.db, JOINED, numbers)
     width = len(ROW_FIELDS) + 1
     rows = checked_rows([row[:width] for row in joined], store.meta_path)
     sketches = checked_rows([row[width:] for row in joined if row[width] is not None],
                             store.meta_path)
     found = {row[0]: tuple(row[i] for i in PROJECT) for row in rows
-             if row[0] in wanted or row[IDENTICAL] == identical}
+             if row[0] in docs or row[IDENTICAL] in identical}
     return found, {doc: _features(modulus, data, shingles)
                    for doc, modulus, data, shingles in sketches if doc in found}
 
@@ -228,22 +231,47 @@ def probe_printer(config: StoreConfig) -> Fingerprinter[_Captured]:
     return store_fingerprinter(config, features=_Capture(config))
 
 
-def _matches(store: Store, probe: _Probe, docs: list[int], explain: bool,
-             leave_out: int | None = None, templates: bool = True,
-             judged: bool = False) -> list[StoreMatch]:
-    """The matches of stored ``docs`` (and of the documents identical to the probe), scored on
-    content; ``judged``: simhash matches that lost template values and no longer resemble are
-    left out."""
-    rows, sketches = _candidates(store, docs, signed(probe.identical))
+def _matches(store: Store, probes: Sequence[_Probe], found: Sequence[list[int]],
+             explain: bool, leave_out: int | None = None, templates: bool = True,
+             judged: bool = False) -> list[list[StoreMatch]]:
+    """For each probe, the matches of its stored ``found`` documents (and of the documents
+    identical to it), scored on content; ``judged``: simhash matches that lost template values
+    and no longer resemble are left out. The probes share one read of the rows, sketches and
+    host counts they need."""
+    rows, sketches = _candidates(store, set().union(*found),
+                                 {signed(probe.identical) for probe in probes})
     rows.pop(leave_out, None)  # type: ignore[arg-type]
     sketches.pop(leave_out, None)  # type: ignore[arg-type]
-    if probe.features is None:
-        sketches = {}
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
                       chosen if templates else dataclasses.replace(chosen, enabled=False),
                       store.value_pages, store.known_hosts())
-    view.prefetch(_wanted(probe, rows, sketches))
+    holding: dict[object, list[int]] = {}
+    for doc, row in rows.items():
+        holding.setdefault(row[ROW_IDENTICAL], []).append(doc)
+    asked = [_asked(probe, docs, rows, sketches, holding.get(signed(probe.identical), []))
+             for probe, docs in zip(probes, found, strict=True)]
+    view.prefetch(wanted for probe, (own, held) in zip(probes, asked, strict=True)
+                  for wanted in _wanted(probe, own, held))
+    return [_scored(store, probe, own, held, explain, view, judged)
+            for probe, (own, held) in zip(probes, asked, strict=True)]
+
+
+def _asked(probe: _Probe, docs: list[int], rows: dict[int, tuple[object, ...]],
+           sketches: dict[int, StoreFeatures], identical: list[int]
+           ) -> tuple[dict[int, tuple[object, ...]], dict[int, StoreFeatures]]:
+    """The rows and sketches one probe is scored against: its found documents and the
+    ``identical`` ones (holding its identical-bytes hash); sketches only when the probe has
+    one."""
+    own = {doc: rows[doc] for doc in (*docs, *identical) if doc in rows}
+    held = {doc: sketches[doc] for doc in own if doc in sketches} \
+        if probe.features is not None else {}
+    return own, held
+
+
+def _scored(store: Store, probe: _Probe, rows: dict[int, tuple[object, ...]],
+            sketches: dict[int, StoreFeatures], explain: bool, view: HostCounts,
+            judged: bool) -> list[StoreMatch]:
     scored = [_match(row, probe, sketches, store, explain, view) for row in rows.values()]
     matches = [match for match, stands in scored if stands or not judged]
     return sorted(matches, key=lambda m: (m.distance, m.relation != "identical", m.doc))
@@ -277,9 +305,18 @@ def query_document(store: Store, doc: Document, k: int | None = None,
                    explain: bool = False, templates: bool = True) -> list[StoreMatch]:
     """Stored documents within ``k`` bits of ``doc``'s simhash, or byte-identical to it,
     nearest first (with ``templates``, judged on content as an add judges its matches)."""
-    probe = _probe_of(store, doc)
-    docs = store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
-    return _matches(store, probe, docs, explain, templates=templates, judged=True)
+    return query_documents(store, [doc], k, explain, templates)[0]
+
+
+def query_documents(store: Store, docs: Sequence[Document], k: int | None = None,
+                    explain: bool = False, templates: bool = True) -> list[list[StoreMatch]]:
+    """:func:`query_document` of each of ``docs``, answered together: each document is
+    fingerprinted and looked up in the Hamming index alone, then one read of the store serves
+    every candidate's row, sketch and host counts. Each answer equals its query's alone."""
+    probes = [_probe_of(store, doc) for doc in docs]
+    found = [store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
+             for probe in probes]
+    return _matches(store, probes, found, explain, templates=templates, judged=True)
 
 
 def stored_probe(store: Store, url: str) -> tuple[int, _Probe]:
@@ -311,7 +348,8 @@ def compare_stored(store: Store, a: int, b: int) -> StoreMatch | None:
                         if r[0] == b]:
         return None
     _, probe = _row_probe(store, rows[0])
-    found = [m for m in _matches(store, probe, [b], explain=False, judged=False) if m.doc == b]
+    found = [m for m in _matches(store, [probe], [[b]], explain=False, judged=False)[0]
+             if m.doc == b]
     return found[0] if found else None
 
 
@@ -321,8 +359,8 @@ def query_url(store: Store, url: str, k: int | None = None,
     Returns its number and its matches; KeyError when no document has that URL."""
     doc, probe = stored_probe(store, url)
     docs = store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
-    return doc, _matches(store, probe, docs, explain=False, leave_out=doc, templates=templates,
-                         judged=True)
+    return doc, _matches(store, [probe], [docs], explain=False, leave_out=doc,
+                         templates=templates, judged=True)[0]
 
 
 def stored_sketches(store: Store, docs: list[int]) -> dict[int, StoreFeatures]:
@@ -362,7 +400,8 @@ def similar_to_probe(store: Store, probe: _Probe, resemblance: float, containmen
     if probe.features is None:
         return []
     values = probe.features.sketch.astype(np.int64).tolist()
-    matches = _matches(store, probe, sharing(store, values), explain, leave_out, templates)
+    matches = _matches(store, [probe], [sharing(store, values)], explain, leave_out,
+                       templates)[0]
     kept = [m for m in matches if (m.resemblance or 0.0) >= resemblance
             and (m.containment or 0.0) >= containment]
     return sorted(kept, key=lambda m: (-(m.containment or 0.0) if containment else
