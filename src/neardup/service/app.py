@@ -9,16 +9,12 @@ the one writer thread, which commits queued adds together (group commit)."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
 import dataclasses
 import functools
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
@@ -29,8 +25,8 @@ from starlette.exceptions import HTTPException
 
 from neardup.cluster.sweeps import most_recent_url
 from neardup.config import StoreConfig
-from neardup.document import Document
 from neardup.errors import NeardupError
+from neardup.service.adds import AddRoute, add_answer
 from neardup.service.compare import add_compare_route
 from neardup.service.docs import add_offline_docs
 from neardup.service.guard import Guard
@@ -43,12 +39,10 @@ from neardup.service.problems import (
     neardup_response,
 )
 from neardup.service.queries import QUERY_PATH, QueryRoute, query_answer
-from neardup.service.readers import ForwardAdds, WriterLink
+from neardup.service.readers import ADD_PATH, ForwardAdds, WriterLink
 from neardup.service.schemas import (
     AddAnswer,
-    AddedDocument,
     AddRequest,
-    DocumentIn,
     ErrorAnswer,
     Health,
     QueryAnswer,
@@ -57,8 +51,6 @@ from neardup.service.schemas import (
 )
 from neardup.service.settings import ServiceConfig
 from neardup.service.writer import GroupWriter
-from neardup.sources import open_sources
-from neardup.sources.fields import host_of
 from neardup.store import Store
 
 __all__ = ["create_app", "openapi_document"]
@@ -121,18 +113,21 @@ StateDep = Annotated[_State, Depends(_state)]
 
 
 class _Service(FastAPI):
-    """FastAPI, with ``POST /v1/query`` (the hot route) taken before FastAPI's per-request
-    middleware (error pages, telemetry checks, its body limit), once a store is attached:
-    through the service's guard to :class:`QueryRoute`, which answers it alone."""
+    """FastAPI, with its hot routes taken before FastAPI's per-request middleware (error
+    pages, telemetry checks, its body limit) once a store is attached: ``POST /v1/query``
+    through the service's guard to :class:`QueryRoute`, and ``POST /v1/documents`` of the
+    process holding the writer to :class:`AddRoute`, each of which answers its route alone."""
 
     hot: Any = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if self.hot is not None and scope["type"] == "http" and scope["path"] == QUERY_PATH \
-                and scope["method"] == "POST" and getattr(self.state, "neardup", None):
-            scope["app"] = self
-            await self.hot(scope, receive, send)
-            return
+        if self.hot is not None and scope["type"] == "http" and scope["method"] == "POST":
+            state = getattr(self.state, "neardup", None)
+            if state is not None and (scope["path"] == QUERY_PATH or (
+                    scope["path"] == ADD_PATH and state.writer is not None)):
+                scope["app"] = self
+                await self.hot(scope, receive, send)
+                return
         await super().__call__(scope, receive, send)
 
 
@@ -163,7 +158,7 @@ def create_app(config: ServiceConfig, store: Store | None = None,
     add_offline_docs(app, "neardup")
     add_compare_route(app, ERRORS)
     max_k = (store.config if store is not None else StoreConfig()).max_k
-    app.hot = Guard(QueryRoute(functools.partial(FastAPI.__call__, app), max_k=max_k),
+    app.hot = Guard(QueryRoute(AddRoute(functools.partial(FastAPI.__call__, app)), max_k=max_k),
                     max_body_bytes=config.max_body_bytes, metrics=metrics)
     if link is not None:                              # a reader: adds go to the writer
         app.add_middleware(ForwardAdds, link=link)
@@ -203,81 +198,11 @@ def _without_paths(row: dict[str, object]) -> dict[str, object]:
     return {**row, "source": None if source is None else PurePath(str(source)).name}
 
 
-def _documents(items: list[DocumentIn]) -> tuple[list[Document], list[AddedDocument | None]]:
-    """The store documents of an add, and per document a ready answer (a skipped record) or
-    None (its outcome comes from the writer)."""
-    docs: list[Document] = []
-    slots: list[AddedDocument | None] = []
-    for position, item in enumerate(items):
-        if item.warc_record is None:
-            payload = item.text if item.text is not None else item.html or ""
-            docs.append(Document(id=item.id or "", raw=payload.encode("utf-8"),
-                                 kind="text" if item.text is not None else "html",
-                                 url=item.url, host=host_of(item.url), fetched=item.fetched))
-            slots.append(None)
-            continue
-        doc = _from_warc(item.warc_record, position)
-        if isinstance(doc, str):
-            slots.append(AddedDocument(id=item.id or f"record-{position}", doc=None,
-                                       status=f"skipped:{doc}"))
-        else:
-            docs.append(dataclasses.replace(doc, id=item.id or doc.id,
-                                            url=item.url or doc.url, source=""))
-            slots.append(None)
-    return docs, slots
-
-
-def _from_warc(encoded: str, position: int) -> Document | str:
-    """The document of one base64 WARC record, or the reason it gives none."""
-    try:
-        data = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError) as error:
-        raise Problem(400, "bad_request", f"documents[{position}].warc_record: not base64 "
-                      f"({error})") from error
-    with tempfile.TemporaryDirectory(prefix="neardup-record-") as directory:
-        path = Path(directory) / "record.warc"
-        path.write_bytes(data)
-        reader = open_sources([str(path)], media="any")
-        found = [doc for doc in reader]
-        skipped = reader.stats.as_dict().get("skipped", {})
-    if found and found[0].revisit_of is None:
-        return found[0]
-    if found:
-        return "revisit"
-    reasons = [k for k, v in skipped.items() if v] if isinstance(skipped, dict) else []
-    return reasons[0] if reasons else "no-document"
-
-
 def _write_routes(app: FastAPI) -> None:
     @app.post("/v1/documents", response_model=AddAnswer, responses=ERRORS,
               dependencies=[Depends(_writer_token)], summary="Add documents (token required)")
     async def add_documents(body: AddRequest, request: Request, state: StateDep) -> Any:
-        if len(body.documents) > state.config.max_documents:
-            raise Problem(413, "too_many_documents", f"{len(body.documents)} documents; at "
-                          f"most {state.config.max_documents} per request")
-        if state.writer is None:
-            raise Problem(503, "read_only", "this service's store is open read-only")
-        docs, slots = _documents(body.documents)
-        outcomes: list[tuple[str, int, bool]] = []
-        if docs:
-            committed = asyncio.wrap_future(state.writer.submit(docs, body.sweep))
-            try:   # awaited on the event loop; shielded: a timeout never cancels the add
-                outcomes = await asyncio.wait_for(asyncio.shield(committed),
-                                                  state.config.add_timeout)
-            except TimeoutError:
-                raise Problem(503, "timeout", "the add is still queued; retry it (adds are "
-                              "idempotent)", {"Retry-After": "5"}) from None
-        answers, results = [], iter(outcomes)
-        for slot in slots:
-            if slot is None:
-                id_, doc, stored = next(results)
-                slot = AddedDocument(id=id_, doc=doc,
-                                     status="already-stored" if stored else "added")
-            answers.append(slot)
-        return AddAnswer(added=sum(a.status == "added" for a in answers),
-                         already_stored=sum(a.status == "already-stored" for a in answers),
-                         skipped=sum(a.status.startswith("skipped") for a in answers),
-                         documents=answers)
+        return await add_answer(state.store, state.writer, state.config, body)
 
 
 def _read_routes(app: FastAPI, max_k: int) -> None:

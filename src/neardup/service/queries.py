@@ -35,7 +35,7 @@ from neardup.service.problems import (
     invalid_response,
     neardup_response,
 )
-from neardup.service.readers import read_body
+from neardup.service.readers import header_of, read_body
 from neardup.service.schemas import QueryRequest, query_request
 from neardup.store import Store
 
@@ -199,7 +199,7 @@ class QueryRoute:
         store: Store = state.store
         try:
             if not state.config.public_reads:
-                check_token(state.config.token, _header(scope, b"authorization"), "a read")
+                check_token(state.config.token, header_of(scope, b"authorization"), "a read")
             body = self._parsed(await read_body(receive))
             if self._batches is None or self._batches.store is not store:
                 self._batches = QueryBatches(store, state.metrics.observe_batch)
@@ -217,12 +217,4 @@ class QueryRoute:
         if not body:
             raise Problem(422, "invalid", "body: Field required")
         return self.model.model_validate_json(body)
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None
-
 

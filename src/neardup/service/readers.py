@@ -33,8 +33,8 @@ from neardup.methods.workers import ignore_interrupts
 from neardup.service.settings import ServiceConfig
 from neardup.store import Store
 
-__all__ = ["ForwardAdds", "WriterLink", "bound_socket", "listening_socket", "read_body",
-           "serve_with_readers"]
+__all__ = ["ADD_PATH", "ForwardAdds", "WriterLink", "bound_socket", "header_of",
+           "listening_socket", "read_body", "serve_with_readers"]
 
 BACKLOG = 2048
 STOP_SECONDS = 10.0
@@ -158,8 +158,7 @@ class ForwardAdds:
             return
         scope["route"] = _AddRoute
         body = await read_body(receive)
-        authorization = next((value.decode("latin-1") for name, value in scope["headers"]
-                              if name.lower() == b"authorization"), None)
+        authorization = header_of(scope, b"authorization")
         try:
             status, headers, answer = await self.link.add(body, authorization)
         except OutputError as error:
@@ -189,6 +188,14 @@ async def read_body(receive: Receive) -> bytes:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
+
+
+def header_of(scope: Scope, name: bytes) -> str | None:
+    """The value of a request's header ``name`` (lower case), None without one."""
+    for key, value in scope["headers"]:
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
