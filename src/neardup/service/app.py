@@ -119,12 +119,15 @@ class _Service(FastAPI):
     process holding the writer to :class:`AddRoute`, each of which answers its route alone."""
 
     hot: Any = None
+    forwards = False
+    """A reader process: adds go to the writer process (:class:`ForwardAdds`, hot too)."""
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if self.hot is not None and scope["type"] == "http" and scope["method"] == "POST":
             state = getattr(self.state, "neardup", None)
             if state is not None and (scope["path"] == QUERY_PATH or (
-                    scope["path"] == ADD_PATH and state.writer is not None)):
+                    scope["path"] == ADD_PATH and (state.writer is not None or
+                                                   self.forwards))):
                 scope["app"] = self
                 await self.hot(scope, receive, send)
                 return
@@ -158,10 +161,11 @@ def create_app(config: ServiceConfig, store: Store | None = None,
     add_offline_docs(app, "neardup")
     add_compare_route(app, ERRORS)
     max_k = (store.config if store is not None else StoreConfig()).max_k
-    app.hot = Guard(QueryRoute(AddRoute(functools.partial(FastAPI.__call__, app)), max_k=max_k),
-                    max_body_bytes=config.max_body_bytes, metrics=metrics)
+    rest: Any = functools.partial(FastAPI.__call__, app)
     if link is not None:                              # a reader: adds go to the writer
-        app.add_middleware(ForwardAdds, link=link)
+        app.forwards, rest = True, ForwardAdds(rest, link)
+    app.hot = Guard(QueryRoute(AddRoute(rest), max_k=max_k),
+                    max_body_bytes=config.max_body_bytes, metrics=metrics)
     app.add_middleware(Guard, max_body_bytes=config.max_body_bytes, metrics=metrics)
     _handlers(app)
     _write_routes(app)
