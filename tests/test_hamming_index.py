@@ -59,6 +59,36 @@ def test_online_and_batch_equal_brute_force(stored: list[int], queries: list[int
     assert _triples(online) == _triples(expected)
 
 
+@given(clustered(), clustered(), st.sampled_from(DESIGNS), st.integers(0, 3), st.booleans(),
+       st.integers(0, 2))
+@settings(max_examples=60, deadline=None)
+def test_queries_answered_together_equal_each_online_query(
+        stored: list[int], queries: list[int], design: HammingDesign, k: int, compress: bool,
+        segments: int) -> None:
+    """``query_each`` gives the brute force's matches sorted by query, then nearest first,
+    and what ``query`` gives each fingerprint, over frozen segments (plain or compressed) and
+    the delta."""
+    k = min(k, design.max_k)
+    queries = queries + stored[:5]
+    index = HammingIndex(design, design.max_k)
+    cut = [len(stored) * n // 3 for n in range(4)]
+    for n in range(3):
+        index.add(stored[cut[n]:cut[n + 1]], range(cut[n], cut[n + 1]))
+        if n < segments:
+            index.freeze()
+    if compress:
+        index.compress()
+    together = index.query_each(queries, k)
+    alone = [index.query(q, k) for q in queries]
+    assert together.query.tolist() == [p for p, m in enumerate(alone) for _ in range(len(m))]
+    assert together.id.tolist() == [i for m in alone for i in m.id.tolist()]
+    assert together.distance.tolist() == [d for m in alone for d in m.distance.tolist()]
+    expected = brute_force_matches(stored, range(len(stored)), queries, k).sorted()
+    for field in ("query", "id", "distance"):
+        assert getattr(together, field).tolist() == getattr(expected, field).tolist()
+    assert len(index.query_each([], k)) == 0
+
+
 @given(st.lists(fingerprint, min_size=1, max_size=60), st.integers(0, 2))
 @settings(max_examples=60, deadline=None)
 def test_a_fingerprint_always_finds_itself(values: list[int], k: int) -> None:

@@ -346,7 +346,8 @@ from neardup.store import open_store, postings, tallies
 docs = framed_sites(30)[:60]
 with open_store({store!r}) as store:       # a service's writer: it opens, warms up, forks
     store.warm_up()
-    kernels = [postings._holding, tallies._add_pages, tables._query_plain, tables._within]
+    kernels = [postings._holding, tallies._add_pages, tables._query_plain_each,
+               tables._within_each]
     made = [len(kernel.compiled.overloads) for kernel in kernels]
     with open_store({store!r}, read_only=True) as reader:    # what a service's reader reads
         values = store.db.execute("SELECT data FROM sketches WHERE doc = 3").fetchone()[0]

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from neardup._types import I64, U64
 from neardup.errors import ConfigError
 from neardup.index.hamming import HammingDesign, TablePlan
-from neardup.index.tables import Matches, PermutedTables, scan_matches
+from neardup.index.tables import Matches, PermutedTables, scan_each
 
 __all__ = ["HammingIndex"]
 
@@ -72,14 +72,23 @@ class HammingIndex:
 
     def query(self, fingerprint: int, k: int | None = None) -> Matches:
         """Every stored (id, distance) within ``k`` bits of one fingerprint, nearest first."""
+        return self.query_each([fingerprint], k)
+
+    def query_each(self, fingerprints: npt.ArrayLike, k: int | None = None) -> Matches:
+        """:meth:`query` of each fingerprint, answered together (one compiled call per segment
+        and one scan of the delta for all): (query position, id, distance), sorted by query,
+        then nearest first."""
         k = self._check_k(k)
-        parts = [segment.query(fingerprint, k) for segment in self.segments]
+        queries = np.atleast_1d(np.asarray(fingerprints, dtype=np.uint64))
+        if not queries.size:
+            return Matches.empty()
+        parts = [segment.query_each(queries, k) for segment in self.segments]
         values, ids = self._delta()
         if values.size:
-            parts.append(scan_matches(values, ids, fingerprint, k))
+            parts.append(scan_each(values, ids, queries, k))
         found = [part for part in parts if len(part)]
         if len(found) <= 1:
-            return found[0] if found else Matches.empty()   # each part is nearest first
+            return found[0] if found else Matches.empty()   # each part is sorted
         return Matches.concat(found).sorted()
 
     def query_batch(self, fingerprints: npt.ArrayLike, k: int | None = None) -> Matches:

@@ -4,9 +4,10 @@
 the fingerprints sorted with their ids, and one sorted table of permuted fingerprints per table
 plan. Every array is plain numpy, so a segment can be memory-mapped from disk.
 
-- ``query(q, k)``, online: per table, find the permuted fingerprints sharing the table's prefix
-  with the permuted query (interpolation search, then binary search), keep those within ``k``
-  bits (permutations preserve Hamming distance), un-permute the matches and look up their ids.
+- ``query(q, k)``, online (``query_each(qs, k)``: each of many in one compiled call): per
+  table, find the permuted fingerprints sharing the table's prefix with the permuted query
+  (interpolation search, then binary search), keep those within ``k`` bits (permutations
+  preserve Hamming distance), un-permute the matches and look up their ids.
 - ``query_batch(qs, k)``, batch: build the tables over the queries and scan the stored
   fingerprints chunk by chunk, probing the query tables (the paper's MapReduce mapper).
 
@@ -37,7 +38,7 @@ from neardup.index.compressed import DEFAULT_BLOCK_BYTES, CompressedTable
 from neardup.index.hamming import TablePlan
 from neardup.text.compiled import njit
 
-__all__ = ["Matches", "PermutedTables", "brute_force_matches", "scan_matches"]
+__all__ = ["Matches", "PermutedTables", "brute_force_matches", "scan_each"]
 
 BATCH_CHUNK = 1 << 20
 
@@ -198,16 +199,27 @@ def _ids_of(fingerprints: U64, ids: I64, values: U64,
 
 
 @njit(cache=True)
-def _query_plain(tables: U64, starts: I64, widths: I64, segments: I64, prefix: I64, masks: U64,
-                 fingerprints: U64, ids: I64, query: np.uint64,
-                 k: int) -> tuple[I64, I64]:  # pragma: no cover - compiled
-    """An online query of uncompressed tables in one compiled call: ids and distances."""
-    out = np.empty(64, dtype=np.uint64)
-    found = _probe(tables, starts, widths, segments, prefix, masks, query, k, out)
-    if found > out.size:
-        out = np.empty(found, dtype=np.uint64)
-        _probe(tables, starts, widths, segments, prefix, masks, query, k, out)
-    return _ids_of(fingerprints, ids, out[:found], query)
+def _query_plain_each(tables: U64, starts: I64, widths: I64, segments: I64, prefix: I64,
+                      masks: U64, fingerprints: U64, ids: I64, queries: U64, k: int,
+                      out_query: I64, out_id: I64,
+                      out_distance: I64) -> int:  # pragma: no cover - compiled
+    """The online query of each of ``queries`` in one compiled call: fills the out arrays (up
+    to their size) with (query position, id, distance), each query's nearest first; returns
+    how many there are."""
+    values = np.empty(64, dtype=np.uint64)
+    found = 0
+    for q in range(queries.size):
+        count = _probe(tables, starts, widths, segments, prefix, masks, queries[q], k, values)
+        if count > values.size:
+            values = np.empty(count, dtype=np.uint64)
+            _probe(tables, starts, widths, segments, prefix, masks, queries[q], k, values)
+        matched, distances = _ids_of(fingerprints, ids, values[:count], queries[q])
+        for i in range(matched.size):
+            if found < out_id.size:
+                out_query[found], out_id[found], out_distance[found] = q, matched[i], \
+                    distances[i]
+            found += 1
+    return found
 
 
 class PermutedTables:
@@ -314,14 +326,28 @@ class PermutedTables:
     def query(self, query: int, k: int) -> Matches:
         """Ids of stored fingerprints within ``k`` bits of ``query``, nearest first (ids must be
         below 2**56)."""
-        q = np.uint64(query)
-        if isinstance(self.tables, list):
-            ids, distances = _ids_of(self.fingerprints, self.ids, self.matching_values(query, k),
-                                     q)
-        else:
-            ids, distances = _query_plain(self.tables, *self._arrays, self._masks,
-                                          self.fingerprints, self.ids, q, k)
+        if not isinstance(self.tables, list):
+            return self.query_each(np.array([query], dtype=np.uint64), k)
+        ids, distances = _ids_of(self.fingerprints, self.ids, self.matching_values(query, k),
+                                 np.uint64(query))
         return Matches(np.zeros(ids.size, dtype=np.int64), ids, distances)
+
+    def query_each(self, queries: U64, k: int) -> Matches:
+        """The online query of each of ``queries`` (their positions in ``Matches.query``),
+        nearest first within each: one compiled call for all of them over plain tables."""
+        if isinstance(self.tables, list):
+            parts = [self.query(int(q), k) for q in queries.tolist()]
+            return Matches.concat([Matches(np.full(len(m), position, dtype=np.int64), m.id,
+                                           m.distance) for position, m in enumerate(parts)])
+        values = np.ascontiguousarray(queries, dtype=np.uint64)
+        size = 16 * values.size + 64
+        while True:
+            out = [np.empty(size, dtype=np.int64) for _ in range(3)]
+            found = _query_plain_each(self.tables, *self._arrays, self._masks,
+                                      self.fingerprints, self.ids, values, k, *out)
+            if found <= size:
+                return Matches(*(array[:found] for array in out))
+            size = found
 
     def query_batch(self, queries: npt.ArrayLike, k: int) -> Matches:
         """Every (query position, stored id) within ``k`` bits: tables over the queries, the
@@ -356,34 +382,34 @@ def _scan_table(chunk: U64, ordered: U64, order: I64, queries: U64, starts: I64,
 
 
 @njit(cache=True)
-def _within(stored: U64, query: np.uint64, k: int, positions: I64,
-            distances: I64) -> int:  # pragma: no cover - compiled
-    """Fill ``positions`` and ``distances`` (up to their size) with the stored fingerprints
-    within ``k`` bits of ``query``; returns how many there are."""
+def _within_each(stored: U64, queries: U64, k: int, out_query: I64, out_position: I64,
+                 out_distance: I64) -> int:  # pragma: no cover - compiled
+    """Each of ``queries`` against every stored fingerprint in one compiled call: (query
+    position, stored position, distance) of those within ``k`` bits, up to the out arrays'
+    size; returns how many there are."""
     found = 0
-    for i in range(stored.size):
-        distance = popcount(stored[i] ^ query)
-        if distance <= k:
-            if found < positions.size:
-                positions[found], distances[found] = i, distance
-            found += 1
+    for q in range(queries.size):
+        for i in range(stored.size):
+            distance = popcount(stored[i] ^ queries[q])
+            if distance <= k:
+                if found < out_query.size:
+                    out_query[found], out_position[found], out_distance[found] = q, i, distance
+                found += 1
     return found
 
 
-def scan_matches(stored: U64, ids: I64, query: int, k: int) -> Matches:
-    """One query against unindexed fingerprints (a store's insert log), in one compiled scan:
-    the stored ids within ``k`` bits, nearest first."""
-    size = 64
+def scan_each(stored: U64, ids: I64, queries: U64, k: int) -> Matches:
+    """Each of ``queries`` against unindexed fingerprints (a store's insert log), in one
+    compiled scan: (query position, stored id, distance), sorted by query, distance, id."""
+    size = 16 * queries.size + 64
     while True:
-        positions = np.empty(size, dtype=np.int64)
-        distances = np.empty(size, dtype=np.int64)
-        found = _within(stored, np.uint64(query), k, positions, distances)
+        out = [np.empty(size, dtype=np.int64) for _ in range(3)]
+        found = _within_each(stored, np.ascontiguousarray(queries, dtype=np.uint64), k, *out)
         if found <= size:
             break
         size = found
-    matches = Matches(np.zeros(found, dtype=np.int64), ids[positions[:found]],
-                      distances[:found])
-    return matches.sorted() if found > 1 else matches
+    query, position, distance = (array[:found] for array in out)
+    return Matches(query, ids[position], distance).sorted()
 
 
 def brute_force_matches(stored: npt.ArrayLike, ids: npt.ArrayLike, queries: npt.ArrayLike,

@@ -314,8 +314,11 @@ def query_documents(store: Store, docs: Sequence[Document], k: int | None = None
     fingerprinted and looked up in the Hamming index alone, then one read of the store serves
     every candidate's row, sketch and host counts. Each answer equals its query's alone."""
     probes = [_probe_of(store, doc) for doc in docs]
-    found = [store.index.query(probe.simhash, k).id.tolist() if probe.tokens else []
-             for probe in probes]
+    asked = [position for position, probe in enumerate(probes) if probe.tokens]
+    found: list[list[int]] = [[] for _ in probes]
+    near = store.index.query_each([probes[p].simhash for p in asked], k)
+    for position, doc in zip(near.query.tolist(), near.id.tolist(), strict=True):
+        found[asked[position]].append(doc)
     return _matches(store, probes, found, explain, templates=templates, judged=True)
 
 
