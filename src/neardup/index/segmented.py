@@ -8,6 +8,8 @@ brute-force scan of everything added.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -37,15 +39,18 @@ class HammingIndex:
         self.plans = design
         self.max_k = max_k
         self.segments: list[PermutedTables] = list(segments or [])
-        self._delta_values: list[U64] = []
-        self._delta_ids: list[I64] = []
+        self._values: U64 = np.empty(0, dtype=np.uint64)
+        self._ids: I64 = np.empty(0, dtype=np.int64)
+        self._size = 0
+        """The delta: the first ``_size`` entries of buffers that grow by doubling (an add
+        copies only what it adds; a query reads a view)."""
 
     def __len__(self) -> int:
-        return sum(len(s) for s in self.segments) + sum(v.size for v in self._delta_values)
+        return sum(len(s) for s in self.segments) + self._size
 
     @property
     def delta_size(self) -> int:
-        return sum(v.size for v in self._delta_values)
+        return self._size
 
     def add(self, fingerprints: npt.ArrayLike, ids: npt.ArrayLike) -> None:
         """Add fingerprints with their ids (any int64 labels; a label may repeat)."""
@@ -53,16 +58,17 @@ class HammingIndex:
         labels = np.atleast_1d(np.asarray(ids, dtype=np.int64))
         if values.shape != labels.shape:
             raise ConfigError(f"{values.size} fingerprints but {labels.size} ids")
-        self._delta_values.append(values.copy())
-        self._delta_ids.append(labels.copy())
+        end = self._size + values.size
+        if end > self._values.size:
+            capacity = max(end, 2 * self._values.size, 1024)
+            self._values = _grown(self._values, self._size, capacity)
+            self._ids = _grown(self._ids, self._size, capacity)
+        self._values[self._size:end] = values
+        self._ids[self._size:end] = labels
+        self._size = end
 
     def _delta(self) -> tuple[U64, I64]:
-        if len(self._delta_values) > 1:
-            self._delta_values = [np.concatenate(self._delta_values)]
-            self._delta_ids = [np.concatenate(self._delta_ids)]
-        if not self._delta_values:
-            return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
-        return self._delta_values[0], self._delta_ids[0]
+        return self._values[:self._size], self._ids[:self._size]
 
     def _check_k(self, k: int | None) -> int:
         k = self.max_k if k is None else k
@@ -109,7 +115,9 @@ class HammingIndex:
             return None
         segment = PermutedTables.build(self.plans, values, ids)
         self.segments.append(segment)
-        self._delta_values, self._delta_ids = [], []
+        self._values = np.empty(0, dtype=np.uint64)
+        self._ids = np.empty(0, dtype=np.int64)
+        self._size = 0
         return segment
 
     def compress(self) -> None:
@@ -121,3 +129,10 @@ class HammingIndex:
         values = np.concatenate([s.fingerprints for s in segments])
         ids = np.concatenate([s.ids for s in segments])
         return PermutedTables.build(self.plans, values, ids)
+
+
+def _grown(array: npt.NDArray[Any], used: int, capacity: int) -> npt.NDArray[Any]:
+    """A buffer of ``capacity`` entries holding the first ``used`` of ``array``."""
+    grown = np.empty(capacity, dtype=array.dtype)
+    grown[:used] = array[:used]
+    return grown
