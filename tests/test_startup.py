@@ -152,3 +152,23 @@ def test_a_command_invoked_in_process_leaves_the_collector_alone(tmp_path: Path)
     dedup(str(write_docs(tmp_path / "one.jsonl", 1)), "--out", str(tmp_path / "out"))
     assert gc.isenabled()
     assert gc.get_freeze_count() == frozen
+
+
+def _loaded_by_one_document_dedup(names: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """Which of ``names`` a fresh process had imported after a default one-document dedup."""
+    code = ("import sys\nfrom neardup.cli.main import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print(','.join(m for m in {names!r} if m in sys.modules))")
+    return _collector_after(code, tmp_path)
+
+
+def test_a_one_document_minhash_dedup_loads_no_other_methods_machinery(tmp_path: Path) -> None:
+    unused = ("neardup.engine.chunkjoin", "neardup.engine.sketchjoin", "neardup.engine.smfajoin",
+              "neardup.engine.paragraphs", "neardup.overlap.coarse",
+              "neardup.overlap.sortbased", "neardup.overlap.iterative",
+              "neardup.index.planner", "neardup.index.compressed", "neardup.cluster.broder",
+              "neardup.fingerprints.chunkprint", "neardup.fingerprints.keywords",
+              "neardup.fingerprints.paragraphprint", "neardup.methods.verify")
+    assert _loaded_by_one_document_dedup(unused, tmp_path) == []
+    assert "neardup.index.lsh" in _loaded_by_one_document_dedup(("neardup.index.lsh",),
+                                                               tmp_path)[0]
