@@ -169,7 +169,8 @@ def test_a_one_document_minhash_dedup_loads_no_other_methods_machinery(tmp_path:
               "neardup.index.planner", "neardup.index.compressed", "neardup.cluster.broder",
               "neardup.fingerprints.chunkprint", "neardup.fingerprints.keywords",
               "neardup.fingerprints.paragraphprint", "neardup.methods.verify",
-              "neardup.presets", "neardup.sources.records", "neardup.sources.capture")
+              "neardup.presets", "neardup.sources.records", "neardup.sources.capture",
+              "neardup.engine.counting", "neardup.output.selection", "neardup.output.shards")
     assert _loaded_by_one_document_dedup(unused, tmp_path) == []
     assert "neardup.index.lsh" in _loaded_by_one_document_dedup(("neardup.index.lsh",),
                                                                tmp_path)[0]
