@@ -11,8 +11,9 @@ paused while the command's module is imported; the objects alive then are moved 
 permanent generation (:func:`gc.freeze`, meant for long-lived objects) and it runs again as
 before for the work itself; when the command ends the process (``SystemExit``), everything is
 frozen so that the teardown frees by reference counts alone. Garbage cycles left at exit are
-not collected: the system frees their memory with the process. Files are closed by the code
-that opens them, and ``atexit`` callbacks run as before.
+not collected: the system frees their memory with the process (an import leaves about 200
+unreachable objects, frozen with the rest). Files are closed by the code that opens them, and
+``atexit`` callbacks run as before.
 """
 
 from __future__ import annotations
