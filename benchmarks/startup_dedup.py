@@ -7,9 +7,11 @@ below it (``os.wait4`` counts the children it reaped; /proc sampling counts any 
 peak memory is the largest of ``wait4``'s maximum resident set and the largest sum of resident
 sets seen over the tree in one sample. Runs are interleaved between trees, ``--repeat`` times;
 the medians count. ``--compare SRC`` runs another source tree (e.g. an older commit exported
-with ``git archive``) in the same rounds. ``--docs N`` writes N documents instead of one.
+with ``git archive``) in the same rounds (``--compare-name`` names its row). ``--docs N``
+writes N documents instead of one.
 
-    python benchmarks/startup_dedup.py [--repeat 5] [--compare /tmp/base/src] [--docs 1]
+    python benchmarks/startup_dedup.py [--repeat 5] [--compare /tmp/base/src]
+                                       [--compare-name NAME] [--docs 1]
 """
 
 from __future__ import annotations
@@ -74,11 +76,13 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1)
     parser.add_argument("--compare", type=Path, default=None,
                         help="another source tree (its src folder) run in the same rounds")
+    parser.add_argument("--compare-name", default=None,
+                        help="the compared tree's row name (default: 'compared: SRC')")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "startup_dedup.json")
     args = parser.parse_args()
     trees = {"this tree": REPO_DIR / "src"}
     if args.compare is not None:
-        trees[f"compared: {args.compare}"] = args.compare
+        trees[args.compare_name or f"compared: {args.compare}"] = args.compare
     with tempfile.TemporaryDirectory(prefix="startup-dedup-") as folder:
         data = write_input(Path(folder), args.docs)
         for name, source in trees.items():  # write the bytecode, warm the page cache

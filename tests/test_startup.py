@@ -118,3 +118,59 @@ def test_a_one_document_jsonl_dedup_loads_no_pool_and_no_other_reader(tmp_path: 
                           text=True, check=True)
     assert done.stdout.strip() == ""
     assert (tmp_path / "out" / "documents.parquet").exists()
+
+
+def _collector_after(code: str, tmp_path: Path) -> list[str]:
+    """What a fresh process printed after a one-document dedup run by ``code``."""
+    data = write_docs(tmp_path / "one.jsonl", 1)
+    done = subprocess.run([sys.executable, "-c", code, "dedup", str(data), "--out",
+                           str(tmp_path / "out"), "--quiet"],
+                          env={**os.environ, "PYTHONPATH": str(SRC)}, capture_output=True,
+                          text=True, check=True)
+    assert (tmp_path / "out" / "documents.parquet").exists()
+    return done.stdout.split()
+
+
+def test_the_console_entry_freezes_what_loaded_and_keeps_the_collector_on(tmp_path: Path) -> None:
+    code = ("import gc\nfrom neardup.cli.main import cli\n"
+            "try:\n    cli()\nexcept SystemExit:\n    pass\n"
+            "print(gc.isenabled(), gc.get_freeze_count() > 0)")
+    assert _collector_after(code, tmp_path) == ["True", "True"]
+
+
+def test_a_collector_turned_off_by_the_caller_stays_off(tmp_path: Path) -> None:
+    code = ("import gc\ngc.disable()\nfrom neardup.cli.main import cli\n"
+            "try:\n    cli()\nexcept SystemExit:\n    pass\n"
+            "print(gc.isenabled())")
+    assert _collector_after(code, tmp_path) == ["False"]
+
+
+def test_a_command_invoked_in_process_leaves_the_collector_alone(tmp_path: Path) -> None:
+    import gc
+
+    frozen = gc.get_freeze_count()
+    dedup(str(write_docs(tmp_path / "one.jsonl", 1)), "--out", str(tmp_path / "out"))
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
+
+
+def _loaded_by_one_document_dedup(names: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """Which of ``names`` a fresh process had imported after a default one-document dedup."""
+    code = ("import sys\nfrom neardup.cli.main import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            f"print(','.join(m for m in {names!r} if m in sys.modules))")
+    return _collector_after(code, tmp_path)
+
+
+def test_a_one_document_minhash_dedup_loads_no_other_methods_machinery(tmp_path: Path) -> None:
+    unused = ("neardup.engine.chunkjoin", "neardup.engine.sketchjoin", "neardup.engine.smfajoin",
+              "neardup.engine.paragraphs", "neardup.overlap.coarse",
+              "neardup.overlap.sortbased", "neardup.overlap.iterative",
+              "neardup.index.planner", "neardup.index.compressed", "neardup.cluster.broder",
+              "neardup.fingerprints.chunkprint", "neardup.fingerprints.keywords",
+              "neardup.fingerprints.paragraphprint", "neardup.methods.verify",
+              "neardup.presets", "neardup.sources.records", "neardup.sources.capture",
+              "neardup.engine.counting", "neardup.output.selection", "neardup.output.shards")
+    assert _loaded_by_one_document_dedup(unused, tmp_path) == []
+    assert "neardup.index.lsh" in _loaded_by_one_document_dedup(("neardup.index.lsh",),
+                                                               tmp_path)[0]

@@ -20,6 +20,8 @@ from typing import Any
 
 import click
 
+from neardup.cli import collector
+
 __all__ = ["COMMANDS", "cli", "main"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -82,13 +84,20 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module, _, attribute = COMMANDS[cmd_name][0].partition(":")
-        command: click.Command = getattr(importlib.import_module(module), attribute)
+        with collector.loading():
+            command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The console script's entry: the command owns the process (the collector is paused
+        while its modules load and kept out of the teardown: :mod:`neardup.cli.collector`)."""
+        with collector.owned():
+            return self.main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         debug = bool(ctx.params.get("debug"))

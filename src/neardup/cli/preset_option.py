@@ -13,20 +13,41 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
 from neardup.config import ChunkMethod, DedupConfig, StoreConfig
 from neardup.errors import ConfigError
-from neardup.presets import PRESETS, Preset, preset, preset_names
 
-__all__ = ["PRESET_OPTION", "preset_dedup_config", "preset_store_config", "record_preset",
-           "refuse_with_preset"]
+if TYPE_CHECKING:
+    from neardup.presets import Preset
+
+__all__ = ["PRESET_OPTION", "PresetChoice", "preset_dedup_config", "preset_store_config",
+           "record_preset", "refuse_with_preset"]
+
+
+class PresetChoice(click.Choice[str]):
+    """``--preset``: the presets' names, read when the option is used or shown (the presets,
+    five configs built and checked, load only then)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from neardup.presets import preset_names
+
+        return preset_names()
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass  # the presets decide
+
 
 PRESET_OPTION = click.option(
-    "--preset", type=click.Choice(preset_names()), default=None,
+    "--preset", type=PresetChoice(), default=None,
     help="Run a paper's own parameters (shingles, bits, sampling, thresholds, chunking, stop "
          "words, stemming); the method options are then fixed. summary.json lists them.")
 FREE = frozenset({"keep", "links", "main_content", "thai_words", "memory_limit", "preset",
@@ -54,6 +75,8 @@ def _flag(ctx: click.Context, name: str) -> str:
 def preset_dedup_config(name: str, options: dict[str, Any],
                         pairs_memory: int | None) -> DedupConfig:
     """The preset's DedupConfig with the free options applied."""
+    from neardup.presets import preset
+
     refuse_with_preset(name, options)
     base = preset(name).dedup
     text = dataclasses.replace(base.text, main_content=bool(options.get("main_content")),
@@ -72,6 +95,8 @@ def preset_dedup_config(name: str, options: dict[str, Any],
 
 def preset_store_config(name: str, main_content: bool) -> StoreConfig:
     """``index --preset``: the preset's StoreConfig (the other new-store options refused)."""
+    from neardup.presets import PRESETS, preset
+
     refuse_with_preset(name, ("max_k", "compress", "tables", "min_prefix", "no_sketch",
                               "keep_shingles", "expected"))
     chosen = preset(name)

@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from neardup.config import DedupConfig
@@ -194,6 +193,8 @@ _EMPTY = {"documents": pa.schema([("doc", pa.int64()), ("id", pa.string())]),
 def _read(out: Path, name: str, fmt: str) -> pa.Table:
     if fmt == "parquet":
         return pq.read_table(out / f"{name}.parquet")
+    import pyarrow.json as pj
+
     path = out / f"{name}.jsonl"
     return pj.read_json(path) if path.stat().st_size else _EMPTY[name].empty_table()
 

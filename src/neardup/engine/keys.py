@@ -18,14 +18,17 @@ fingerprint; sketch equivalence: the sketch's size).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64, U64
 from neardup.fingerprints.exact import digest64
-from neardup.fingerprints.smfa import SmfaPrint
 from neardup.methods.sketch import SketchFeatures
+
+if TYPE_CHECKING:
+    from neardup.fingerprints.smfa import SmfaPrint
 
 __all__ = ["KEYED", "chunk_rows", "equivalence_rows", "keyed", "smfa_rows", "supershingle_rows",
            "value_rows"]

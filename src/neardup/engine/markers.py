@@ -16,6 +16,7 @@ reading the same files into a stage (see ``benchmarks/results/workdir_checksums.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -43,12 +44,14 @@ def say(line: str) -> None:
 
 
 def file_digest(path: Path) -> tuple[int, str]:
-    """(size, xxh3_64 hex digest) of the file's bytes, read in blocks."""
+    """(size, xxh3_64 hex digest) of the file's bytes, read in blocks (no larger than the
+    file: a run seals dozens of small files, and a zeroed 4 MB block for each cost more than
+    hashing them)."""
     hasher = xxhash.xxh3_64()
     size = 0
-    buffer = bytearray(BLOCK)
-    view = memoryview(buffer)
     with open(path, "rb", buffering=0) as source:
+        buffer = bytearray(max(1, min(BLOCK, os.fstat(source.fileno()).st_size)))
+        view = memoryview(buffer)
         while count := source.readinto(buffer):
             hasher.update(view[:count])
             size += count

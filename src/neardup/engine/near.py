@@ -18,6 +18,7 @@ With ``write_relations`` (chunk overlap), S&GM's relation tables are written pie
 from the chunk join's bucket files and the partitions (:mod:`neardup.engine.relations`). These
 joins never load the run's prints into this process; a method whose unit has a ``find``
 instead of a join (``keyword``, or one registered later) runs in memory through it.
+The sketch, chunk, SMFA and paragraph joins are imported when their method runs.
 
 Writes ``near/pairs.bin`` (pair records), shingle-paragraphs' growth table as
 ``near/tables.pkl`` and the relation tables as ``near/tables/<name>.parquet``.
@@ -40,19 +41,15 @@ from neardup.cluster.relations import RELATIONS
 from neardup.config import ChunkMethod, DedupConfig
 from neardup.engine.candidates import minhash_candidates, simhash_candidates, survivor_rows
 from neardup.engine.catalog import Catalog
-from neardup.engine.chunkjoin import chunks_found
 from neardup.engine.kernels import has_article
 from neardup.engine.keystore import KEPT
 from neardup.engine.markers import folder_files
 from neardup.engine.outputs import TableSink
 from neardup.engine.pairfiles import to_records, view_counts
-from neardup.engine.paragraphs import paragraphs_near
 from neardup.engine.partition import read_prints
 from neardup.engine.relations import TABLES as RELATION_TABLES
 from neardup.engine.relations import write_relations
 from neardup.engine.scoring import resemblance_rule, score_found, sketch_rule
-from neardup.engine.sketchjoin import sketch_found
-from neardup.engine.smfajoin import smfa_found
 from neardup.engine.templates import (
     ContentReader,
     content_prints,
@@ -126,6 +123,8 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
     work = folder / "join"
     rule = resemblance_rule
     if isinstance(join, ChunkOverlap):
+        from neardup.engine.chunkjoin import chunks_found
+
         chunk_templates = run_chunk_templates(config, catalog, survivors, work / "templates",
                                               budget)
         templates.chunks = int(sum(values.size for values in chunk_templates.values()))
@@ -136,9 +135,13 @@ def _joined(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np.boo
             write_relations(catalog, work / "fprints", method.overlap.drop_common or 0,
                             folder / "tables", budget)
     elif isinstance(join, SmfaMatches):
+        from neardup.engine.smfajoin import smfa_found
+
         found, candidates, parameters = smfa_found(config, catalog, survivors, work, budget)
     else:
         assert isinstance(join, SketchCounts)
+        from neardup.engine.sketchjoin import sketch_found
+
         found, candidates, parameters = sketch_found(config, join, catalog, survivors, work,
                                                      budget)
         rule = resemblance_rule if join.supershingles else sketch_rule
@@ -153,6 +156,8 @@ def _paragraphs(config: DedupConfig, catalog: Catalog, survivors: npt.NDArray[np
                 folder: Path, budget: int, content: ContentReader,
                 exact_pairs: Path) -> dict[str, Any]:
     """Shingle paragraphs: the iterations over bucketed keys, then verification."""
+    from neardup.engine.paragraphs import paragraphs_near
+
     record = paragraphs_near(config, catalog, survivors, exact_pairs, folder, budget, content)
     with open(folder / "tables.pkl", "wb") as out:
         pickle.dump({"growth": record["growth"]}, out)

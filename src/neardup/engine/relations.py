@@ -27,7 +27,6 @@ import pyarrow.parquet as pq
 
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket
 from neardup.engine.catalog import Catalog
-from neardup.engine.counting import key_runs
 from neardup.engine.keys import KEYED
 from neardup.engine.partition import read_meta
 from neardup.store.durable import sync_path
@@ -61,6 +60,8 @@ class _Sink:
 
 def _kept(rows: npt.NDArray[Any], limit: int) -> npt.NDArray[Any]:
     """Sorted rows without the keys held by more than ``limit`` documents (0: keep all)."""
+    from neardup.engine.counting import key_runs
+
     rows = rows[np.lexsort((rows["doc"], rows["key"]))]
     if limit <= 0:
         return rows

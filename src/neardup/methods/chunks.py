@@ -18,7 +18,6 @@ import numpy as np
 from neardup._types import F64, U32
 from neardup.config import ChunkConfig, ChunkMethod, DedupConfig, MethodSpec, OverlapConfig
 from neardup.document import Document
-from neardup.fingerprints.chunkprint import chunk_fingerprints
 from neardup.methods.joins import ChunkOverlap
 from neardup.methods.prints import Prints
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
@@ -29,6 +28,8 @@ __all__ = ["SPEC", "UNIT", "chunk_features", "shared_chunks"]
 
 def chunk_features(config: DedupConfig) -> FeatureExtractor[U32]:
     """The per-document extractor: the document's distinct chunk fingerprints, sorted."""
+    from neardup.fingerprints.chunkprint import chunk_fingerprints
+
     chunk = config.of(ChunkMethod).chunks
 
     def extract(doc: Document, text: str, canonical: bytes) -> U32:
@@ -45,6 +46,8 @@ def _chunk_set(prints: Prints[U32]) -> U32:
 def shared_chunks(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The number of distinct chunk fingerprints the two documents share (S&GM98's F, with
     ``DedupConfig.chunks``; ``dedup`` pairs them when F >= T)."""
+    from neardup.fingerprints.chunkprint import chunk_fingerprints
+
     view = documents.text
     prints = [chunk_fingerprints(text, config.of(ChunkMethod).chunks) for text in view.texts]
     return np.array([np.intersect1d(prints[i], prints[j], assume_unique=True).size

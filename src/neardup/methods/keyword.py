@@ -13,26 +13,29 @@ verified on the spine's shingle sets like every other method's.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neardup._types import F64, I64
-from neardup.cluster.broder import count_shared, drop_common, expand_sorted
 from neardup.config import DedupConfig, KeywordConfig, MethodSpec
 from neardup.document import Document
-from neardup.fingerprints.keywords import Keywords, KeywordVector, cosine, pair_cosines
 from neardup.methods.prints import Prints
 from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
 from neardup.methods.sketch import csr
 from neardup.methods.unit import FeatureExtractor, NearMethod, NearStage
-from neardup.methods.verify import verified_pairs
 from neardup.overlap.phases import PhaseMeter
+
+if TYPE_CHECKING:
+    from neardup.fingerprints.keywords import KeywordVector
 
 __all__ = ["SPEC", "UNIT", "find_keyword", "keyword_cosines", "keyword_features"]
 
 
 def keyword_features(config: DedupConfig) -> FeatureExtractor[KeywordVector]:
     """The per-document extractor: the keyword vector of the canonical text."""
+    from neardup.fingerprints.keywords import Keywords
+
     keywords = Keywords(config.of(KeywordConfig))
 
     def extract(doc: Document, text: str, canonical: bytes) -> KeywordVector:
@@ -50,6 +53,10 @@ def _vector(prints: Prints[KeywordVector]) -> KeywordVector:
 def find_keyword(config: DedupConfig, prints: list[Prints[KeywordVector]],
                  survivors: I64) -> NearStage:
     """Pairs of survivors whose keyword vectors have a cosine of at least the threshold."""
+    from neardup.cluster.broder import count_shared, drop_common, expand_sorted
+    from neardup.fingerprints.keywords import pair_cosines
+    from neardup.methods.verify import verified_pairs
+
     vectors = [_vector(prints[i]) for i in survivors.tolist()]
     meter = PhaseMeter()
     with meter.phase("candidates"):
@@ -76,6 +83,8 @@ def find_keyword(config: DedupConfig, prints: list[Prints[KeywordVector]],
 
 def keyword_cosines(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The cosine of the two documents' keyword vectors (``DedupConfig.keyword``)."""
+    from neardup.fingerprints.keywords import Keywords, cosine
+
     view = documents.text
     keywords = Keywords(config.of(KeywordConfig))
     vectors = [keywords.of_canonical(tokens) for tokens in documents.canonical]

@@ -17,17 +17,20 @@ and ``near.growth`` in ``summary.json``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neardup._types import F64, I64
 from neardup.config import DedupConfig, MethodSpec, ParagraphConfig
 from neardup.document import Document
-from neardup.fingerprints.paragraphprint import ParagraphPrint, paragraph_print
 from neardup.methods.joins import ParagraphIterations
 from neardup.methods.scoring import Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
-from neardup.overlap.iterative import ParagraphSets
+
+if TYPE_CHECKING:
+    from neardup.fingerprints.paragraphprint import ParagraphPrint
+    from neardup.overlap.iterative import ParagraphSets
 
 __all__ = ["SPEC", "UNIT", "paragraph_features", "paragraph_parameters",
            "paragraph_percentages"]
@@ -35,6 +38,8 @@ __all__ = ["SPEC", "UNIT", "paragraph_features", "paragraph_parameters",
 
 def paragraph_features(config: DedupConfig) -> FeatureExtractor[ParagraphPrint | None]:
     """The per-document extractor: shingle-paragraph keys, or None for a short document."""
+    from neardup.fingerprints.paragraphprint import paragraph_print
+
     paragraphs = config.of(ParagraphConfig)
 
     def extract(doc: Document, text: str, canonical: bytes) -> ParagraphPrint | None:
@@ -44,6 +49,8 @@ def paragraph_features(config: DedupConfig) -> FeatureExtractor[ParagraphPrint |
 
 
 def _sets(chosen: list[ParagraphPrint], weights: I64) -> ParagraphSets:
+    from neardup.overlap.iterative import ParagraphSets
+
     offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
     np.cumsum([len(p) for p in chosen], out=offsets[1:])
     flat = (np.concatenate([p.keys for p in chosen]) if chosen
@@ -95,6 +102,8 @@ def paragraph_percentages(documents: ScoredPairs, config: DedupConfig) -> F64:
     """The percentage of identical shingle paragraphs, relative to both documents
     (``100 * shared / max(n_a, n_b)``, Pereira's near-duplicate level); 0 when either document
     is not longer than ``DedupConfig.paragraphs.min_chars`` characters."""
+    from neardup.fingerprints.paragraphprint import paragraph_print
+
     view = documents.text
     prints = [paragraph_print(text, config.of(ParagraphConfig)) for text in view.texts]
     values = []

@@ -25,18 +25,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup._types import F64, I64, U64
-from neardup.cluster.broder import (
-    SharedCounts,
-    ShingleRuns,
-    count_shared,
-    drop_common,
-    expand_sorted,
-)
 from neardup.config import DedupConfig, MethodSpec, SketchMethod
 from neardup.config.checks import require
 from neardup.document import Document
@@ -46,6 +40,9 @@ from neardup.methods.joins import SketchCounts
 from neardup.methods.scoring import UNIT_CURVE, Rule, ScoredPairs, Scorer
 from neardup.methods.unit import FeatureExtractor, NearMethod
 from neardup.overlap.phases import PhaseMeter
+
+if TYPE_CHECKING:
+    from neardup.cluster.broder import SharedCounts, ShingleRuns
 
 __all__ = ["SPEC", "UNIT", "SketchFeatures", "SketchFound", "csr", "document_sketches",
            "phase_counts", "sketch_arrays", "sketch_estimates_of",
@@ -88,6 +85,8 @@ def csr(arrays: list[U64]) -> tuple[U64, I64]:
 def phase_counts(meter: PhaseMeter, sets: list[U64], limit: int,
                   stats: dict[str, object]) -> tuple[ShingleRuns, SharedCounts]:
     """Phases 2 and 3 over ``sets``: the runs and the shared counts."""
+    from neardup.cluster.broder import count_shared, drop_common, expand_sorted
+
     flat, offsets = csr(sets)
     with meter.phase("shingle_merging"):
         runs = drop_common(expand_sorted(flat, offsets), limit)

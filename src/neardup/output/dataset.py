@@ -17,7 +17,8 @@ nor does a WARC, HTML or text file with nothing to copy. ARC inputs are refused.
 written under a temporary name, synced and renamed, then recorded in ``OUT/<mode>/.neardup/``
 with a digest of its input file and of the rows chosen: a re-run skips what is already
 complete, rewrites what changed, and removes the files it recorded earlier that this run no
-longer writes (files it did not write are never touched).
+longer writes (files it did not write are never touched). The readers and writers of rows
+are imported when a mode is asked for (a run without ``--write`` only prunes).
 """
 
 from __future__ import annotations
@@ -28,16 +29,16 @@ import os
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from neardup.engine.workdir import write_atomic
 from neardup.errors import OutputError
-from neardup.output.records import write_warc_records
-from neardup.output.selection import FileRows, file_rows, sources
-from neardup.output.shards import copy_file, write_jsonl_rows, write_parquet_rows
 from neardup.sources.location import filesystem_of, is_url, open_binary, size_of
 from neardup.sources.sniff import read_head, sniff
 from neardup.store.durable import sync_dir, sync_path
+
+if TYPE_CHECKING:
+    from neardup.output.selection import FileRows
 
 __all__ = ["WRITE_MODES", "write_rows"]
 
@@ -123,6 +124,9 @@ def _complete(folder: Path, name: str, digest: str) -> bool:
 
 
 def _write_one(mode: str, rows: FileRows, fmt: str, gz: bool, target: Path) -> tuple[int, int]:
+    from neardup.output.records import write_warc_records
+    from neardup.output.shards import copy_file, write_jsonl_rows, write_parquet_rows
+
     chosen = None if mode == "annotated" else rows.offsets_where(mode == "kept")
     if fmt == "parquet":
         return write_parquet_rows(rows.source, target, rows, chosen)
@@ -194,6 +198,8 @@ def write_rows(out: Path, modes: Sequence[str]) -> dict[str, Any]:
     ``out``; returns, per mode, the files written and reused, the rows written and the lines
     left out. Modes not asked for have the files recorded in their folders removed."""
     _check_modes(modes)
+    if modes:
+        from neardup.output.selection import file_rows, sources
     names = _names(sources(out)) if modes else {}
     formats = {source: _format(source) for source in names}
     counts = {mode: {"files_written": 0, "files_reused": 0, "rows": 0, "left_out": 0}

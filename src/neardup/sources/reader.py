@@ -21,7 +21,7 @@ from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from glob import glob
 from types import TracebackType
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from neardup.document import ContentKind, Document
 from neardup.errors import ConfigError
@@ -30,9 +30,11 @@ from neardup.sources.context import DEFAULT_MAX_BYTES, MEDIA, Media, ReadContext
 from neardup.sources.fields import DEFAULT_FIELDS, RowFields
 from neardup.sources.jsonl import read_jsonl, read_jsonl_stream
 from neardup.sources.location import expand_url, is_url, open_binary
-from neardup.sources.records import ArchiveFormat
 from neardup.sources.sniff import PrefixedStream, Sniffed, read_head, sniff
 from neardup.sources.stats import SourceStats
+
+if TYPE_CHECKING:
+    from neardup.sources.records import ArchiveFormat
 
 __all__ = ["STDIN", "SourceReader", "open_sources"]
 
