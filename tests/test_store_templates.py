@@ -289,7 +289,8 @@ def test_a_damaged_tally_or_counted_row_is_refused_on_open_naming_it(tmp_path: P
 
 def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
     """pages_of (compiled binary searches) answers as counting the tally's rows does, for
-    hosts and kinds present and absent, and a run of the delta adds up as the whole."""
+    hosts and kinds present and absent, and a run of the delta adds up as the whole; counts
+    of many groups asked together, summed over tallies, equal each group's."""
     from neardup.store import tallies
 
     rng = np.random.default_rng(3)
@@ -300,6 +301,7 @@ def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
     delta = tallies.TallyDelta()
     for part in np.array_split(np.arange(4_000), 7):
         delta.add(tallies.tally_of(hosts[part], kinds[part], values[part]))
+    asked, answers = [], []
     for host in range(13):
         for kind in (0, 1, 2):
             wanted = np.unique(rng.integers(0, 310, size=40, dtype=np.int64))
@@ -307,6 +309,13 @@ def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
                         for v in wanted]
             assert tallies.pages_of(tally, host, kind, wanted).tolist() == expected
             assert delta.pages_of(host, kind, wanted).tolist() == expected
+            asked.append((host, kind, wanted))
+            answers.append(expected)
+    together = tallies.Counts([*asked[::-1], (5, 1, np.empty(0, dtype=np.int64))])
+    together.add(tally)
+    delta.add_to(together)
+    assert [t.tolist() for t in together.groups()] == \
+        [[2 * n for n in expected] for expected in answers[::-1]] + [[]]
 
 
 def test_host_counts_kept_between_queries_follow_every_add(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ from neardup.store.records import (
     sketch_rows,
 )
 from neardup.store.settings import config_to_dict, plans
-from neardup.store.tallies import TALLY_ARRAYS, Tally, TallyDelta, add_pages, summed
+from neardup.store.tallies import TALLY_ARRAYS, Asked, Counts, Tally, TallyDelta, summed
 from neardup.store.verify import counted_and_judged
 from neardup.text.compiled import kernel_mode
 
@@ -561,11 +561,17 @@ class Store:
     def value_pages(self, host: int, kind: int, wanted: I64) -> I64:
         """The stored pages of ``host`` (signed key) holding each of ``wanted`` (values of
         ``kind``, signed): the tallies of every segment and of the insert log, summed."""
+        return self.value_pages_many([(host, kind, wanted)])[0]
+
+    def value_pages_many(self, asked: Asked) -> list[I64]:
+        """:meth:`value_pages` of each (host, kind, values) group, read together (one pass
+        over each tally for all of them)."""
+        counts = Counts(asked)
         with self._mutex:
-            total = self.tallies.pages_of(host, kind, wanted)
+            self.tallies.add_to(counts)
             for entry in self.segments:
-                add_pages(self._tallies[entry.name], host, kind, wanted, total)
-        return total
+                counts.add(self._tallies[entry.name])
+        return counts.groups()
 
     @functools.cached_property
     def probe_printer(self) -> Fingerprinter[Any]:

@@ -52,8 +52,9 @@ HOST_FIELD = ROW_FIELDS.index("host")
 
 StoredWith = Callable[[list[int]], list[tuple[Any, ...]]]
 """(shingle hashes, signed) -> the checked rows of the stored documents holding them."""
-PagesOf = Callable[[int, int, I64], I64]
-"""(host key, kind, values) -> the stored pages of that host holding each value."""
+PagesOf = Callable[[list[tuple[int, int, I64]]], list[I64]]
+"""[(host key, kind, values), ...] -> for each, the stored pages of that host holding each
+value (asked together)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +266,17 @@ class HostCounts:
             if values.size and self._applies(host):
                 grouped.setdefault((self._key(host), kind), set()).update(
                     values.view(np.int64).tolist())
-        for (host_id, kind_id), asked in grouped.items():
-            cache = self._counts.setdefault((host_id, kind_id), {})
-            missing = sorted(asked.difference(cache))
-            if missing:
-                found = self.pages_of(host_id, kind_id, np.array(missing, dtype=np.int64))
-                cache.update(zip(missing, found.tolist(), strict=True))
+        missing = []
+        for key, asked in grouped.items():
+            left = sorted(asked.difference(self._counts.setdefault(key, {})))
+            if left:
+                missing.append((key, left))
+        if not missing:
+            return
+        found = self.pages_of([(host_id, kind_id, np.array(left, dtype=np.int64))
+                               for (host_id, kind_id), left in missing])
+        for (key, left), pages in zip(missing, found, strict=True):
+            self._counts[key].update(zip(left, pages.tolist(), strict=True))
 
     def templates(self, host: str | None, kind: int, values: U64) -> U64:
         """The values among ``values`` (sorted distinct) that are template on ``host``."""

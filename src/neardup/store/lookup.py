@@ -245,7 +245,7 @@ def _matches(store: Store, probes: Sequence[_Probe], found: Sequence[list[int]],
     chosen = store.config.templates
     view = HostCounts(store.db, store.meta_path,
                       chosen if templates else dataclasses.replace(chosen, enabled=False),
-                      store.value_pages, store.known_hosts())
+                      store.value_pages_many, store.known_hosts())
     holding: dict[object, list[int]] = {}
     for doc, row in rows.items():
         holding.setdefault(row[ROW_IDENTICAL], []).append(doc)

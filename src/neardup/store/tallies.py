@@ -19,7 +19,7 @@ import numpy as np
 from neardup._types import I64
 from neardup.text.compiled import njit
 
-__all__ = ["TALLY_ARRAYS", "Tally", "TallyDelta", "add_pages", "empty_tally", "pages_of",
+__all__ = ["TALLY_ARRAYS", "Asked", "Counts", "Tally", "TallyDelta", "empty_tally", "pages_of",
            "summed", "tally_of", "tally_size"]
 
 TALLY_ARRAYS = ("tallies.hosts", "tallies.kinds", "tallies.values", "tallies.pages")
@@ -58,34 +58,58 @@ def summed(parts: list[Tally]) -> Tally:
     return hosts[first], kinds[first], values[first], np.add.reduceat(pages, first)
 
 
+Asked = list[tuple[int, int, I64]]
+"""Groups of counts asked at once: (host, kind, values), a group per host and kind."""
+
+
 @njit(cache=True)
-def _add_pages(hosts: I64, kinds: I64, values: I64, pages: I64, host: int, kind: int,
-               wanted: I64, total: I64) -> None:  # pragma: no cover - compiled
-    """Add to ``total`` the pages of ``host`` holding each of ``wanted`` (kind ``kind``): binary
-    searches for the (host, kind) rows, then one per value among them."""
-    begin = np.searchsorted(hosts, host, side="left")
-    end = np.searchsorted(hosts, host, side="right")
-    low = begin + np.searchsorted(kinds[begin:end], kind, side="left")
-    high = begin + np.searchsorted(kinds[begin:end], kind, side="right")
-    held = values[low:high]
-    for i in range(wanted.size):
-        at = np.searchsorted(held, wanted[i])
-        if at < held.size and held[at] == wanted[i]:
-            total[i] += pages[low + at]
+def _add_pages(hosts: I64, kinds: I64, values: I64, pages: I64, asked_hosts: I64,
+               asked_kinds: I64, bounds: I64, wanted: I64,
+               total: I64) -> None:  # pragma: no cover - compiled
+    """Add to ``total`` (aligned with ``wanted``), for each group g (host ``asked_hosts[g]``,
+    kind ``asked_kinds[g]``, values ``wanted[bounds[g]:bounds[g + 1]]``), the pages of the
+    host holding each value: binary searches for the (host, kind) rows, then one per value."""
+    for g in range(asked_hosts.size):
+        begin = np.searchsorted(hosts, asked_hosts[g], side="left")
+        end = np.searchsorted(hosts, asked_hosts[g], side="right")
+        low = begin + np.searchsorted(kinds[begin:end], asked_kinds[g], side="left")
+        high = begin + np.searchsorted(kinds[begin:end], asked_kinds[g], side="right")
+        held = values[low:high]
+        for i in range(bounds[g], bounds[g + 1]):
+            at = np.searchsorted(held, wanted[i])
+            if at < held.size and held[at] == wanted[i]:
+                total[i] += pages[low + at]
 
 
-def add_pages(tally: Tally, host: int, kind: int, wanted: I64, total: I64) -> None:
-    """Add to ``total`` (aligned with ``wanted``) the pages of ``host`` holding each of
-    ``wanted`` (kind ``kind``) in ``tally``."""
-    if tally_size(tally) and wanted.size:
-        _add_pages(*tally, host, kind, wanted, total)
+class Counts:
+    """The totals of groups asked at once, summed over tallies: one compiled pass per tally
+    for every group (not one per group and tally)."""
+
+    def __init__(self, asked: Asked) -> None:
+        self.hosts = np.array([host for host, _, _ in asked], dtype=np.int64)
+        self.kinds = np.array([kind for _, kind, _ in asked], dtype=np.int64)
+        sizes = [values.size for _, _, values in asked]
+        self.bounds = np.zeros(len(asked) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.bounds[1:])
+        self.wanted = (np.concatenate([values for _, _, values in asked]).astype(np.int64)
+                       if asked else np.empty(0, dtype=np.int64))
+        self.total = np.zeros(self.wanted.size, dtype=np.int64)
+
+    def add(self, tally: Tally) -> None:
+        """Add the pages ``tally`` counts."""
+        if tally_size(tally) and self.wanted.size:
+            _add_pages(*tally, self.hosts, self.kinds, self.bounds, self.wanted, self.total)
+
+    def groups(self) -> list[I64]:
+        """The totals of each group, in the order asked."""
+        return [self.total[self.bounds[g]:self.bounds[g + 1]] for g in range(self.hosts.size)]
 
 
 def pages_of(tally: Tally, host: int, kind: int, wanted: I64) -> I64:
     """The pages of ``host`` holding each of ``wanted`` (kind ``kind``), aligned with it."""
-    total = np.zeros(wanted.size, dtype=np.int64)
-    add_pages(tally, host, kind, wanted, total)
-    return total
+    counts = Counts([(host, kind, wanted)])
+    counts.add(tally)
+    return counts.total
 
 
 class TallyDelta:
@@ -109,10 +133,14 @@ class TallyDelta:
             self.runs[-1] = summed([self.runs[-1], last])
 
     def pages_of(self, host: int, kind: int, wanted: I64) -> I64:
-        total = np.zeros(wanted.size, dtype=np.int64)
+        counts = Counts([(host, kind, wanted)])
+        self.add_to(counts)
+        return counts.total
+
+    def add_to(self, counts: Counts) -> None:
+        """Add the pages the delta counts to ``counts``."""
         for run in self.runs:
-            add_pages(run, host, kind, wanted, total)
-        return total
+            counts.add(run)
 
     def freeze(self) -> Tally:
         """Every count as one tally; the delta is left empty."""

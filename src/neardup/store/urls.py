@@ -155,7 +155,7 @@ def merge_sketch_clusters(store: Store, docs: I64, batch: list[DocumentPrints]) 
     db.execute(_TABLE)
     db.execute(_INDEX)
     links: list[tuple[int, int]] = []
-    view = HostCounts(db, store.meta_path, store.config.templates, store.value_pages)
+    view = HostCounts(db, store.meta_path, store.config.templates, store.value_pages_many)
     for doc, prints in zip(docs.tolist(), batch, strict=True):
         features = features_of(prints)
         if features is not None and features.sketch.size:

@@ -29,7 +29,7 @@ from neardup.store.hosts import (
 )
 from neardup.store.lookup import stored_sketches
 from neardup.store.records import documents_in, signed
-from neardup.store.tallies import Tally, pages_of
+from neardup.store.tallies import Asked, Counts, Tally
 
 if TYPE_CHECKING:
     from neardup.store.collection import Store
@@ -71,8 +71,11 @@ def content_matches(store: Store, batch: Sequence[NewPage], query: I64, stored: 
     config = store.config
     if config.sketch is None or not config.templates.enabled or not (query.size or a.size):
         return keep_stored, keep_batch
-    def counts(host: int, kind: int, values: I64) -> I64:
-        return store.value_pages(host, kind, values) + pages_of(pending, host, kind, values)
+    def counts(asked: Asked) -> list[I64]:
+        together = Counts(asked)
+        together.add(pending)
+        return [stored + own for stored, own in zip(store.value_pages_many(asked),
+                                                    together.groups(), strict=True)]
 
     view = HostCounts(store.db, store.meta_path, config.templates, counts)
     involved = set(query.tolist()) | set(a.tolist()) | set(b.tolist())
