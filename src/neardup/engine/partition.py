@@ -218,7 +218,7 @@ class _SetFile:
         return buffer.getvalue()
 
     def _write(self, values: U64) -> None:
-        data = memoryview(np.ascontiguousarray(values, dtype="<u8")).cast("B")
+        data = np.ascontiguousarray(values, dtype="<u8").data.cast("B")
         while data:
             data = data[self.out.write(data):]
 
