@@ -10,7 +10,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.features.shingles import shingle_set, shingle_set_of_tokens, token_hashes
+from neardup.features.shingles import (
+    shingle_set,
+    shingle_set_of_tokens,
+    shingles_of_tokens,
+    token_hashes,
+)
 from neardup.features.tokens import _EXPANSION, _scan, canonical_tokens
 from neardup.text.canonical import _code_point_classes, canonical_bytes
 from neardup.text.compiled import kernel_mode
@@ -29,6 +34,9 @@ def _same(text: str) -> bool:
     canonical, tokens = canonical_tokens(text)
     expected = canonical_bytes(text)
     assert canonical == expected, text
+    given_utf8 = canonical_tokens(text, text.encode("utf-8", "surrogatepass"))
+    assert given_utf8[0] == canonical
+    np.testing.assert_array_equal(given_utf8[1], tokens)
     assert tokens.dtype == np.uint64
     np.testing.assert_array_equal(tokens, token_hashes(expected))
     table = fold_table()
@@ -84,6 +92,17 @@ def test_shingle_set_of_tokens_is_shingle_set() -> None:
     for width, seed in ((5, 0), (3, 2**64 - 7), (20, 1)):
         np.testing.assert_array_equal(shingle_set_of_tokens(tokens, width, seed),
                                       shingle_set(canonical, width, seed))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(0, 40), max_size=60), st.integers(1, 6))
+def test_shingle_sets_are_sorted_and_distinct_in_both_modes(words: list[int], width: int) -> None:
+    tokens = token_hashes(" ".join(f"w{word}" for word in words).encode())
+    expected = np.unique(shingles_of_tokens(tokens, width, 3))
+    for mode in ("interpret", "compile"):
+        with kernel_mode(mode):  # type: ignore[arg-type]
+            found = shingle_set_of_tokens(tokens, width, 3)
+        np.testing.assert_array_equal(found, expected)
 
 
 def test_interpreted_scan_is_the_compiled_one() -> None:

@@ -15,6 +15,7 @@ from neardup.cli.dedup import run_dedup
 from neardup.config import DedupConfig, MinHashConfig, ShingleConfig
 from neardup.document import Document
 from neardup.engine import EngineOptions, run_engine
+from neardup.engine import partition as partition_module
 from neardup.engine.near import NEAR_RESULTS
 from neardup.engine.partition import (
     band_key_rows,
@@ -26,6 +27,7 @@ from neardup.engine.partition import (
     stored_shingles,
     write_partition,
 )
+from neardup.engine.workdir import read_array
 from neardup.errors import CorruptDataError
 from neardup.index.lsh import LSHBands, band_keys
 from neardup.methods.fingerprinter import Fingerprinter
@@ -200,3 +202,29 @@ def test_exact_copies_share_one_shingle_set(tmp_path: Path, compact: bool) -> No
     distinct = {fingerprinter(Document(id="u", raw=t.encode(), kind="text")).shingles.tobytes()
                 for t in unique}
     assert stored_shingles(partition) == sum(len(s) // 8 for s in distinct)
+
+
+@pytest.mark.parametrize("buffer_bytes", [64, 4096, 1 << 20])
+def test_shared_sets_are_found_in_the_write_buffer_or_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, buffer_bytes: int) -> None:
+    """Sets smaller and larger than the write buffer, exact copies of sets still in the buffer
+    and of sets already written, and article views without one: each document reads back its
+    own set, and each distinct set is stored once."""
+    monkeypatch.setattr(partition_module, "_SET_BUFFER", buffer_bytes)
+    texts = _texts(60, seed=11)
+    rng = random.Random(4)
+    texts += [rng.choice(texts) for _ in range(40)] + [texts[-1]] * 3
+    config = DedupConfig(method="minhash")
+    prints = _prints(config, texts)
+    folder = _written(tmp_path, config, prints)
+    rows = np.arange(len(prints), dtype=np.int64)
+    flat, offsets = shingle_slices(folder, rows)
+    for row, p in enumerate(prints):
+        assert flat[offsets[row]:offsets[row + 1]].tobytes() == p.shingles.tobytes(), p.id
+    distinct = {p.shingles.tobytes() for p in prints}
+    assert stored_shingles(folder) == sum(len(s) // 8 for s in distinct)
+    article = layout_for(config, features=False).article
+    if article:
+        empty, ends = shingle_slices(folder / "article", rows)
+        assert empty.size == 0 and not ends.any()
+        assert np.unique(read_array(folder / "article" / "shingle_index.npy")).size == 1

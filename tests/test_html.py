@@ -20,7 +20,7 @@ from neardup.text import (
     parse_html,
     parse_page,
 )
-from neardup.text.html import _absolute, _absolute_slow, _origin
+from neardup.text.html import _absolute, _absolute_slow, _origin, decode_utf8
 
 ARTICLE = b"""<!DOCTYPE html>
 <html><head><title>  The  Title &amp; more </title>
@@ -290,6 +290,28 @@ def test_decode_honours_byte_order_marks_and_utf16() -> None:
     assert decode_payload(b"\xef\xbb\xbfcaf\xc3\xa9", "windows-1252") == "café"
     assert decode_payload("<p>hé</p>".encode("utf-16-le"), "utf-16") == "<p>hé</p>"
     assert decode_payload(b"\xff\xfe" + "hé".encode("utf-16-le")) == "hé"
+
+
+def test_decode_utf8_is_decode_payload_where_the_payload_is_its_own_utf8() -> None:
+    for text in ("caf\u00e9 \u65e5\u672c \U0001f600", "plain ascii", "\u0414\u043e\u043c"):
+        raw = text.encode()
+        for charset in (None, "utf-8", "windows-1252", "no-such-charset"):
+            assert decode_utf8(raw, charset) == decode_payload(raw, charset) == text
+            assert decode_utf8(raw, charset).encode() == raw  # type: ignore[union-attr]
+    assert decode_utf8(b"") is None
+    assert decode_utf8(b"\xef\xbb\xbfcaf\xc3\xa9") is None  # a byte-order mark
+    assert decode_utf8(b"\xff\xfeh\x00") is None
+    assert decode_utf8("h\u00e9".encode("utf-16-le"), "utf-16") is None  # declared UTF-16
+    assert decode_utf8(b"caf\xe9 cr\xe8me") is None  # not UTF-8: detected instead
+    assert decode_utf8(b"\xed\xa0\x80 lone surrogate") is None
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=40), st.sampled_from([None, "utf-8", "utf-16", "latin-1"]))
+def test_decode_utf8_never_disagrees_with_decode_payload(raw: bytes, charset: str | None) -> None:
+    text = decode_utf8(raw, charset)
+    if text is not None:
+        assert text == decode_payload(raw, charset) and text.encode() == raw
 
 
 def test_decode_never_raises_on_binary_or_empty_input() -> None:

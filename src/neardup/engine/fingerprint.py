@@ -31,7 +31,7 @@ from typing import Any
 
 from neardup.config import DedupConfig
 from neardup.document import Document
-from neardup.engine.heap import release_freed
+from neardup.engine.heap import release_freed, sparing_older_objects
 from neardup.engine.markers import folder_files, read_marker
 from neardup.engine.partition import Layout, PartitionWriter, layout_for
 from neardup.engine.workdir import WorkDir, publish_dir
@@ -188,7 +188,7 @@ def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], It
     writer = _BlockWriter(job)
     reading = documents(cursor) if documents else read_split(job.split, cursor, media=job.media,
                                                                    fields=job.fields)
-    with writer:
+    with writer, sparing_older_objects():
         for doc in reading:
             if cursor.current != writer.block:
                 writer.begin(cursor.current)
@@ -230,8 +230,9 @@ def fingerprint_block(task: BlockTask, documents: Callable[[ReadContext], Iterat
     fingerprinter = job.fingerprinter()
     started = time.process_time()
     ctx = ReadContext(stats, media=job.media, fields=job.fields)
-    prints = [fingerprinter(doc) for doc in (documents(ctx) if documents else
-                                             read_line_block(block, job.split.path, ctx))]
+    with sparing_older_objects():
+        prints = [fingerprinter(doc) for doc in (documents(ctx) if documents else
+                                                 read_line_block(block, job.split.path, ctx))]
     if prints:
         _write(job, block.index, prints)
     if block.spool is not None:

@@ -76,6 +76,7 @@ _SEQUENCE_FIELDS = ("sequences", "shingle_width", "shingle_seed")
 """The fields of :class:`Layout` that a partition of stored sets leaves out of its record."""
 _SET_BUFFER = 1 << 20
 """Bytes of shingle sets gathered before a write (a write a set cost as much as the hashing)."""
+_NO_SET = np.empty(0, np.uint64)
 ARTICLE = "article"
 """The sub-folder of a partition holding its documents' article views."""
 
@@ -186,18 +187,27 @@ class _Meta:
 
 class _SetFile:
     """``shingles.npy`` written a set at a time, each distinct set once: a set whose exact-level
-    hash was met before is compared with the sets of that hash, read back from the file, and
-    shares the equal one. The sets are not held in memory (about 5 KB a document on real text:
-    50 MB for a partition of 10,000)."""
+    hash was met before is compared with the sets of that hash, read back (from the sets not
+    yet written, or the file), and shares the equal one. The sets are not held in memory
+    (about 5 KB a document on real text: 50 MB for a partition of 10,000): they are gathered
+    in a buffer of :data:`_SET_BUFFER` bytes, written when full (a set read back from the
+    buffer costs no write: flushing a file's buffer for each exact copy cost about as much
+    as writing every set)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.out = open(path, "w+b", buffering=_SET_BUFFER)  # noqa: SIM115 - closed by finish()
+        self.out = open(path, "w+b", buffering=0)  # noqa: SIM115 - closed by finish()
         self.header = self._header(0)
         self.out.write(self.header)
+        self.buffer = np.empty(_SET_BUFFER // 8, dtype="<u8")
+        self.buffered = 0
+        """Values in the buffer: the last ones, after the ``written`` already in the file."""
+        self.written = 0
         self.found: dict[int, list[int]] = {}
         self.offsets: list[int] = [0]
         self.index: list[int] = []
+        self.empty_set: int | None = None
+        """The set :meth:`add_empty` gives (made by its first call)."""
 
     @staticmethod
     def _header(length: int) -> bytes:
@@ -207,11 +217,33 @@ class _SetFile:
             "fortran_order": False, "shape": (length,)})
         return buffer.getvalue()
 
+    def _write(self, values: U64) -> None:
+        data = np.ascontiguousarray(values, dtype="<u8").data.cast("B")
+        while data:
+            data = data[self.out.write(data):]
+
+    def _flush(self) -> None:
+        self._write(self.buffer[:self.buffered])
+        self.written += self.buffered
+        self.buffered = 0
+
     def _stored(self, k: int) -> U64:
         start, end = self.offsets[k], self.offsets[k + 1]
-        self.out.flush()
+        if start >= self.written:  # a set is in the buffer or in the file, never in both
+            return self.buffer[start - self.written:end - self.written]
         data = os.pread(self.out.fileno(), 8 * (end - start), len(self.header) + 8 * start)
         return np.frombuffer(data, dtype="<u8")
+
+    def _append(self, shingles: U64) -> None:
+        size = shingles.size
+        if self.buffered + size > self.buffer.size:
+            self._flush()
+            if size > self.buffer.size:
+                self._write(shingles)
+                self.written += size
+                return
+        self.buffer[self.buffered:self.buffered + size] = shingles
+        self.buffered += size
 
     def add(self, shingle: int, shingles: U64) -> None:
         candidates = self.found.get(shingle, [])
@@ -224,7 +256,16 @@ class _SetFile:
         self.found[shingle] = candidates
         self.index.append(len(self.offsets) - 1)
         self.offsets.append(self.offsets[-1] + shingles.size)
-        self.out.write(np.ascontiguousarray(shingles, dtype="<u8").data)
+        self._append(shingles)
+
+    def add_empty(self) -> None:
+        """``add(0, an empty set)`` (the article view of a document without one), without
+        looking it up again."""
+        if self.empty_set is None:
+            self.add(0, _NO_SET)
+            self.empty_set = self.index[-1]
+        else:
+            self.index.append(self.empty_set)
 
     def abort(self) -> None:
         """Close the file, whole or not (nothing else is written)."""
@@ -236,6 +277,7 @@ class _SetFile:
         header = self._header(self.offsets[-1])
         if len(header) != len(self.header):
             raise OverflowError(f"{self.path}: {self.offsets[-1]} shingles outgrow the header")
+        self._flush()
         self.out.seek(0)
         self.out.write(header)
         sync(self.out)
@@ -292,7 +334,7 @@ class PartitionWriter:
         assert not self.meta.strings and not self.layout.features and self.article is None
         self.meta.add_row((offset, length, 0, 0, 0, 0, 0, 0))
         if isinstance(self.sets, _SetFile):
-            self.sets.add(0, self.empty)
+            self.sets.add_empty()
         else:
             self.sets.add(self.empty, 0)
         if self.layout.signatures:

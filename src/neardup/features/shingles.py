@@ -95,6 +95,20 @@ def distinct(values: U64) -> U64:
     return _without_neighbours(np.sort(values))
 
 
+@njit(cache=True, interpretable=True)
+def _distinct_prefix(ordered: U64) -> int:  # pragma: no cover - compiled
+    """Move the distinct values of a sorted array to its front, in order; their count (one
+    compiled pass: a mask, a comparison and a gather cost about three times as much per set)."""
+    if ordered.size < 2:
+        return ordered.size
+    kept = 1
+    for i in range(1, ordered.size):
+        if ordered[i] != ordered[kept - 1]:
+            ordered[kept] = ordered[i]
+            kept += 1
+    return kept
+
+
 def _without_neighbours(ordered: U64) -> U64:
     """A sorted array without its repeats."""
     if ordered.size < 2:
@@ -114,8 +128,8 @@ def shingle_set_of_tokens(tokens: U64, width: int, seed: int = 0) -> U64:
     """The set S(D, w) from a canonical text's token hashes (``token_hashes`` of it, or the
     second value of :func:`neardup.features.tokens.canonical_tokens`)."""
     shingles = _shingles(tokens, width, _seed(seed))
-    shingles.sort()  # the kernel's own array: sorted in place
-    return _without_neighbours(shingles)
+    shingles.sort()  # the kernel's own array: sorted and made distinct in place
+    return shingles[:_distinct_prefix(shingles)]
 
 
 _SEEDS: dict[int, np.uint64] = {}

@@ -140,9 +140,11 @@ def _scan(buf: U8, classes: U8, start: I32, length: U8, pool: U8, dirty: U8,
     return out[:n], tokens[:count], True
 
 
-def canonical_tokens(text: str) -> tuple[bytes, U64]:
-    """``canonical_bytes(text)`` and the hashes of its tokens (``token_hashes``)."""
-    raw = text.encode("utf-8", "surrogatepass")
+def canonical_tokens(text: str, utf8: bytes | None = None) -> tuple[bytes, U64]:
+    """``canonical_bytes(text)`` and the hashes of its tokens (``token_hashes``); ``utf8``:
+    the text's UTF-8 form when the caller has it (a payload that decoded as UTF-8: encoding
+    the text again costs more than decoding it)."""
+    raw = text.encode("utf-8", "surrogatepass") if utf8 is None else utf8
     if not raw:
         return b"", np.empty(0, dtype=np.uint64)
     table, classes = fold_table(), _code_point_classes()

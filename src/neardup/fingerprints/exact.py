@@ -21,11 +21,15 @@ from neardup.config import ExactConfig, HashName
 __all__ = ["ExactPrints", "digest64", "exact_prints"]
 
 
-def digest64(data: bytes, hash_name: HashName = "xxh3") -> int:
-    """A 64-bit digest of ``data``: xxh3_64, or the first 8 bytes of MD5."""
+def digest64(data: bytes | memoryview, hash_name: HashName = "xxh3") -> int:
+    """A 64-bit digest of ``data`` (bytes, or any contiguous buffer: its bytes): xxh3_64, or
+    the first 8 bytes of MD5."""
     if hash_name == "md5":
         return int.from_bytes(hashlib.md5(data).digest()[:8], "big")
     return int(xxhash.xxh3_64_intdigest(data))
+
+
+_LITTLE_U64 = np.dtype("<u8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +47,11 @@ def exact_prints(
     shingle_set: U64,
     config: ExactConfig = ExactConfig(),
 ) -> ExactPrints:
-    """Fingerprints of a document at the three exact levels (see the module docstring)."""
-    sorted_set = np.ascontiguousarray(shingle_set, dtype="<u8")
+    """Fingerprints of a document at the three exact levels (see the module docstring). The
+    set is hashed in place (its little-endian bytes, not a copy of them)."""
+    sorted_set = np.ascontiguousarray(shingle_set, dtype=_LITTLE_U64)
     return ExactPrints(
         identical=digest64(raw, config.hash),
         lexical=digest64(canonical, config.hash),
-        shingle=digest64(sorted_set.tobytes(), config.hash),
+        shingle=digest64(sorted_set.data, config.hash),
     )

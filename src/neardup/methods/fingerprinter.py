@@ -25,7 +25,7 @@ from neardup.methods.prints import DocumentPrints, F, Prints, revisit_prints
 from neardup.methods.registry import join_of, near_method, signer_of
 from neardup.methods.unit import FeatureExtractor
 from neardup.text.extract import extract, require_extractor, views
-from neardup.text.html import decode_payload, parse_page
+from neardup.text.html import decode_payload, decode_utf8, parse_page
 from neardup.text.words import segment_thai
 
 __all__ = ["ARTICLE_TOKENS", "NO_SHINGLES", "DocumentPrints", "Fingerprinter", "document_text"]
@@ -52,11 +52,16 @@ def document_text(doc: Document, extractor: Extractor = "full") -> str:
 
 
 def _page_texts(doc: Document, config: DedupConfig, two_views: bool
-                ) -> tuple[str, str | None, tuple[str, ...]]:
-    """The document's text, its article text (``two_views``, for a web page: None when the
-    page has none) and, when ``config.links`` asks for them, its HTML out-links; Thai cut into
-    words when the config asks. A page is parsed once, except for trafilatura's text, the
+                ) -> tuple[str, bytes | None, str | None, tuple[str, ...]]:
+    """The document's text, its UTF-8 form when that is the payload itself (a plain text read
+    as UTF-8: not encoded again), its article text (``two_views``, for a web page: None when
+    the page has none) and, when ``config.links`` asks for them, its HTML out-links; Thai cut
+    into words when the config asks. A page is parsed once, except for trafilatura's text, the
     article text beside the links, and the article view beside the links."""
+    if doc.kind == "text" and not config.text.thai_words:
+        plain = decode_utf8(doc.raw, doc.charset)
+        if plain is not None:
+            return plain, doc.raw, None, ()
     article: str | None = None
     links: tuple[str, ...] = ()
     extractor = config.text.extract
@@ -77,7 +82,7 @@ def _page_texts(doc: Document, config: DedupConfig, two_views: bool
     if config.text.thai_words:
         text = segment_thai(text)
         article = segment_thai(article) if article is not None else None
-    return text, article, links
+    return text, None, article, links
 
 
 def _method_features(config: DedupConfig) -> FeatureExtractor[Any] | None:
@@ -146,11 +151,11 @@ class Fingerprinter(Generic[F]):
             revisit: Prints[F] = revisit_prints(doc)
             return revisit
         started = time.perf_counter()
-        text, article, links = _page_texts(doc, self.config, self.two_views)
+        text, utf8, article, links = _page_texts(doc, self.config, self.two_views)
         extracted = time.perf_counter()
         view = self._article(doc, article) if article is not None else None
         return self._prints(doc, text, links, features=True, article=view,
-                            timed=(started, extracted))
+                            timed=(started, extracted), utf8=utf8)
 
     def _article(self, doc: Document, text: str) -> Prints[F] | None:
         """The prints of the article view; None when the page has no article (fewer than
@@ -160,11 +165,12 @@ class Fingerprinter(Generic[F]):
 
     def _prints(self, doc: Document, text: str, links: tuple[str, ...], *, features: bool,
                 article: Prints[Any] | None = None,
-                timed: tuple[float, float] = (0.0, 0.0)) -> Prints[F]:
-        """The prints of one view (``article``: the page's article view); ``timed``: when the
-        extraction began and ended, to record with the fingerprinting's end (one dataclass
-        built per view: replacing fields costs more than the canonical form of a page)."""
-        canonical, tokens = canonical_tokens(text)
+                timed: tuple[float, float] = (0.0, 0.0), utf8: bytes | None = None) -> Prints[F]:
+        """The prints of one view (``article``: the page's article view; ``utf8``: the text's
+        UTF-8 form when at hand); ``timed``: when the extraction began and ended, to record
+        with the fingerprinting's end (one dataclass built per view: replacing fields costs
+        more than the canonical form of a page)."""
+        canonical, tokens = canonical_tokens(text, utf8)
         verify = self.config.verify_shingles
         shingles = shingle_set_of_tokens(tokens, verify.width, verify.seed)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)

@@ -55,6 +55,7 @@ from resiliparse.parse.html import DocumentNode, HTMLParserException, HTMLTree
 __all__ = [
     "Page",
     "decode_payload",
+    "decode_utf8",
     "extract_links",
     "extract_text",
     "html_blocks",
@@ -69,6 +70,7 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+_BOM_PREFIXES = tuple(bom for bom, _ in _BOMS)
 _UTF16 = frozenset({"utf-16-le", "utf-16-be"})
 #: Deeper pages get the full text even when main content is asked for (see :func:`too_deep`).
 MAX_MAIN_CONTENT_DEPTH = 256
@@ -144,6 +146,18 @@ def decode_payload(raw: bytes, charset: str | None = None) -> str:
         except UnicodeDecodeError:
             continue
     return raw.decode(best or "cp1252", "replace")
+
+
+def decode_utf8(raw: bytes, charset: str | None = None) -> str | None:
+    """What :func:`decode_payload` returns when it reads ``raw`` as UTF-8 as it stands (no
+    byte-order mark, no declared UTF-16, valid UTF-8), whose UTF-8 form is then ``raw``
+    itself; else None (the payload needs :func:`decode_payload`)."""
+    if not raw or raw.startswith(_BOM_PREFIXES) or _codec(charset) in _UTF16:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _guesses(raw: bytes, declared: str | None) -> Iterator[str]:
