@@ -53,7 +53,7 @@ import pyarrow.parquet as pq
 
 from neardup._types import I64, U64
 from neardup.config import DedupConfig, MinHashConfig
-from neardup.engine.arrayrows import read_ranges, read_rows
+from neardup.engine.arrayrows import array_header, read_ranges, read_rows
 from neardup.engine.sequences import SequenceFile, sequence_sets, sequence_shingles
 from neardup.engine.workdir import read_array, write_array
 from neardup.errors import CorruptDataError
@@ -147,7 +147,7 @@ def read_layout(folder: Path) -> Layout:
         return Layout(**json.loads(path.read_text()))
     width = 0
     if (folder / "signatures.npy").exists():
-        width = int(read_array(folder / "signatures.npy", mmap=True).shape[1])
+        width = int(array_header(folder / "signatures.npy").shape[1])
     return Layout(features=(folder / "features.pkl").exists(), signatures=width)
 
 
@@ -496,9 +496,7 @@ def band_key_rows(folder: Path, rows: I64, bands: LSHBands, signer: Signer,
     documents pruned of templates: :class:`neardup.engine.templates.ContentReader`)."""
     layout = read_layout(folder)
     if adjust is None and layout.derived and layout.banding == bands:
-        mapped = read_array(folder / "bands.npy", mmap=True)
-        keys: U64 = np.array(mapped[rows])
-        del mapped
+        keys: U64 = read_rows(folder / "bands.npy", rows)
         return keys
     signatures = signature_rows(folder, rows, signer)
     if adjust is not None:
