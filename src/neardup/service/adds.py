@@ -12,22 +12,13 @@ import base64
 import binascii
 import dataclasses
 import tempfile
-from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-from starlette.responses import JSONResponse, Response
-
 from neardup.document import Document
-from neardup.errors import NeardupError
-from neardup.service.problems import (
-    Problem,
-    check_token,
-    error_response,
-    invalid_response,
-    neardup_response,
-)
+from neardup.service.asgi import Receive, Scope
+from neardup.service.lean import LeanRoute
+from neardup.service.problems import Problem, check_token
 from neardup.service.readers import ADD_PATH, header_of, read_body
 from neardup.service.schemas import AddAnswer, AddedDocument, AddRequest, DocumentIn
 from neardup.service.settings import ServiceConfig
@@ -38,11 +29,6 @@ from neardup.store import Store
 
 __all__ = ["AddRoute", "add_answer"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def add_answer(store: Store, writer: GroupWriter | None, config: ServiceConfig,
@@ -120,44 +106,21 @@ def _from_warc(encoded: str, position: int) -> Document | str:
 
 
 
-class _Route:
-    """What the guard's metrics read of a matched route."""
+class AddRoute(LeanRoute):
+    """Answers ``POST /v1/documents`` of a service holding its store's writer (the token, the
+    body validated by the schema's model, the writer's answer)."""
 
     path = ADD_PATH
 
+    def takes(self, state: Any) -> bool:
+        return state.writer is not None
 
-class AddRoute:
-    """ASGI: answers ``POST /v1/documents`` of a service holding its store's writer itself
-    (the token, the body validated by the schema's model, the writer's answer, the same JSON
-    errors as every route) and passes every other request to ``app``."""
-
-    def __init__(self, app: App) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        state = getattr(scope["app"].state, "neardup", None) if "app" in scope else None
-        if scope["type"] != "http" or scope["path"] != ADD_PATH or \
-                scope["method"] != "POST" or state is None or state.writer is None:
-            await self.app(scope, receive, send)
-            return
-        scope["route"] = _Route
-        response = await self._answer(state, scope, receive)
-        await response(scope, receive, send)
-
-    async def _answer(self, state: Any, scope: Scope, receive: Receive) -> Response:
-        try:
-            check_token(state.config.token, header_of(scope, b"authorization"), "a write")
-            data = await read_body(receive)
-            if not data:
-                raise Problem(422, "invalid", "body: Field required")
-            answer = await add_answer(state.store, state.writer, state.config,
-                                      AddRequest.model_validate_json(data))
-        except Problem as problem:
-            return error_response(problem.status_code, problem.kind, str(problem.detail),
-                                  dict(problem.headers or {}))
-        except ValidationError as error:
-            return invalid_response([{**p, "loc": ("body", *p["loc"])} for p in error.errors()])
-        except NeardupError as error:
-            return neardup_response(error, state.store.root)
-        return JSONResponse(answer.model_dump(mode="json"))
+    async def answer(self, state: Any, scope: Scope, receive: Receive) -> dict[str, Any]:
+        check_token(state.config.token, header_of(scope, b"authorization"), "a write")
+        data = await read_body(receive)
+        if not data:
+            raise Problem(422, "invalid", "body: Field required")
+        answer = await add_answer(state.store, state.writer, state.config,
+                                  AddRequest.model_validate_json(data))
+        return answer.model_dump(mode="json")
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
-from typing import Any
 
+from neardup.service.asgi import App, Message, Receive, Scope, Send
 from neardup.service.metrics import Metrics
 
 __all__ = ["Guard"]
@@ -22,11 +21,6 @@ larger..."""
 DRAIN_SECONDS = 10.0
 """... and for at most this long."""
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class Guard:

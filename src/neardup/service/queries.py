@@ -18,23 +18,17 @@ hold it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import JSONResponse, Response
 
 from neardup.document import Document
 from neardup.errors import NeardupError
+from neardup.service.asgi import App, Receive, Scope
 from neardup.service.compare import seen_fields
-from neardup.service.problems import (
-    Problem,
-    check_token,
-    error_response,
-    invalid_response,
-    neardup_response,
-)
+from neardup.service.lean import LeanRoute
+from neardup.service.problems import Problem, check_token
 from neardup.service.readers import header_of, read_body
 from neardup.service.schemas import QueryRequest, query_request
 from neardup.store import Store
@@ -43,11 +37,6 @@ __all__ = ["QUERY_PATH", "QueryBatches", "QueryRoute", "query_answer", "query_an
 
 QUERY_PATH = "/v1/query"
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def query_answer(store: Store, body: QueryRequest) -> dict[str, Any]:
@@ -171,47 +160,25 @@ class QueryBatches:
                 future.set_result(answer)
 
 
-class _Route:
-    """What the guard's metrics read of a matched route."""
+class QueryRoute(LeanRoute):
+    """Answers ``POST /v1/query``: the token (unless reads are public), the body validated
+    by the schema's model, the answer from the query batches."""
 
     path = QUERY_PATH
 
-
-class QueryRoute:
-    """ASGI: answers ``POST /v1/query`` itself and passes every other request to ``app``."""
-
     def __init__(self, app: App, max_k: int) -> None:
-        self.app = app
+        super().__init__(app)
         self.model = query_request(max_k)
         self._batches: QueryBatches | None = None
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        state = getattr(scope["app"].state, "neardup", None) if "app" in scope else None
-        if scope["type"] != "http" or scope["path"] != QUERY_PATH or \
-                scope["method"] != "POST" or state is None:
-            await self.app(scope, receive, send)
-            return
-        scope["route"] = _Route
-        response = await self._answer(state, scope, receive)
-        await response(scope, receive, send)
-
-    async def _answer(self, state: Any, scope: Scope, receive: Receive) -> Response:
+    async def answer(self, state: Any, scope: Scope, receive: Receive) -> dict[str, Any]:
         store: Store = state.store
-        try:
-            if not state.config.public_reads:
-                check_token(state.config.token, header_of(scope, b"authorization"), "a read")
-            body = self._parsed(await read_body(receive))
-            if self._batches is None or self._batches.store is not store:
-                self._batches = QueryBatches(store, state.metrics.observe_batch)
-            answer = await self._batches.answer(body)
-        except Problem as problem:
-            return error_response(problem.status_code, problem.kind, str(problem.detail),
-                                  dict(problem.headers or {}))
-        except ValidationError as error:
-            return invalid_response([{**p, "loc": ("body", *p["loc"])} for p in error.errors()])
-        except NeardupError as error:
-            return neardup_response(error, store.root)
-        return JSONResponse(answer)
+        if not state.config.public_reads:
+            check_token(state.config.token, header_of(scope, b"authorization"), "a read")
+        body = self._parsed(await read_body(receive))
+        if self._batches is None or self._batches.store is not store:
+            self._batches = QueryBatches(store, state.metrics.observe_batch)
+        return await self._batches.answer(body)
 
     def _parsed(self, body: bytes) -> QueryRequest:
         if not body:

@@ -25,11 +25,11 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
+from neardup.service.asgi import App, Receive, Scope, Send
 from neardup.service.settings import ServiceConfig
 from neardup.store import Store
 
@@ -47,11 +47,6 @@ ADD_PATH = "/v1/documents"
 PASSED_ON = (b"retry-after", b"www-authenticate", b"content-type")
 """Headers of the writer's answer that a reader passes on to its client."""
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class WriterLink:
