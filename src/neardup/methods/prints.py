@@ -25,10 +25,12 @@ NO_TOKENS: U64 = np.empty(0, dtype=np.uint64)
 NO_TOKENS.flags.writeable = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Prints(Generic[F]):
     """One document's metadata, exact-level hashes, fingerprints, verification shingle set, its
-    near method's features and, for a page compared on two views, the prints of its article."""
+    near method's features and, for a page compared on two views, the prints of its article.
+    Treated as immutable once made (not frozen: a frozen dataclass's constructor sets each of
+    its 22 fields through ``object.__setattr__``, about 5 us a document's prints)."""
 
     id: str
     url: str | None
@@ -63,7 +65,7 @@ if TYPE_CHECKING:
     DocumentPrints = Prints[Any]
     """The prints of a document of any method."""
 else:  # at run time the class itself: calling ``Prints[Any](...)`` would set ``__orig_class__``
-    DocumentPrints = Prints  # on a frozen slotted instance, which raises
+    DocumentPrints = Prints  # on a slotted instance, which raises
 
 
 
