@@ -32,6 +32,7 @@ from neardup.service.problems import Problem, check_token
 from neardup.service.readers import header_of, read_body
 from neardup.service.schemas import QueryRequest, query_request
 from neardup.store import Store
+from neardup.store.lookup import StoreMatch
 
 __all__ = ["QUERY_PATH", "QueryBatches", "QueryRoute", "query_answer", "query_answers"]
 
@@ -46,15 +47,20 @@ def query_answer(store: Store, body: QueryRequest) -> dict[str, Any]:
             doc, matches = store.query_url(body.url, body.k)
         except KeyError:
             raise Problem(404, "unknown_url", f"no stored document has URL {body.url}") from None
-        return {"doc": doc, "matches": [m.as_dict() for m in matches],
-                **seen_fields(store, matches)}
+        return _answer_of(store, doc, matches)
     document = _document(body)
     if body.resemblance is not None or body.containment is not None:
         matches = store.similar(document, resemblance=body.resemblance or 0.0,
                                 containment=body.containment or 0.0, explain=body.explain)
     else:
         matches = store.query(document, body.k, explain=body.explain)
-    return {"doc": None, "matches": [m.as_dict() for m in matches],
+    return _answer_of(store, None, matches)
+
+
+def _answer_of(store: Store, doc: int | None, matches: list[StoreMatch]) -> dict[str, Any]:
+    """The fields of ``QueryAnswer``: the stored document asked about (by URL), its matches,
+    and whether it was seen before."""
+    return {"doc": doc, "matches": [m.as_dict() for m in matches],
             **seen_fields(store, matches)}
 
 
@@ -78,8 +84,7 @@ def query_answers(store: Store, bodies: Sequence[QueryRequest]
         except NeardupError:
             continue
         for position, matches in zip(positions, found, strict=True):
-            answers[position] = {"doc": None, "matches": [m.as_dict() for m in matches],
-                                 **seen_fields(store, matches)}
+            answers[position] = _answer_of(store, None, matches)
     return [_alone(store, body) if answer is None else answer
             for body, answer in zip(bodies, answers, strict=True)]
 
