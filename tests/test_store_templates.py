@@ -7,6 +7,7 @@ import random
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -288,10 +289,15 @@ def test_a_damaged_tally_or_counted_row_is_refused_on_open_naming_it(tmp_path: P
 
 
 def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
-    """pages_of (compiled binary searches) answers as counting the tally's rows does, for
+    """Counts (compiled binary searches) answer as counting the tally's rows does, for
     hosts and kinds present and absent, and a run of the delta adds up as the whole; counts
     of many groups asked together, summed over tallies, equal each group's."""
     from neardup.store import tallies
+
+    def counted(add: Any, host: int, kind: int, wanted: Any) -> Any:
+        counts = tallies.Counts([(host, kind, wanted)])
+        add(counts)
+        return counts.total
 
     rng = np.random.default_rng(3)
     hosts = rng.integers(0, 12, size=4_000, dtype=np.int64)
@@ -307,8 +313,8 @@ def test_a_tallys_pages_equal_a_count_over_its_rows() -> None:
             wanted = np.unique(rng.integers(0, 310, size=40, dtype=np.int64))
             expected = [int(np.sum((hosts == host) & (kinds == kind) & (values == v)))
                         for v in wanted]
-            assert tallies.pages_of(tally, host, kind, wanted).tolist() == expected
-            assert delta.pages_of(host, kind, wanted).tolist() == expected
+            assert counted(lambda c: c.add(tally), host, kind, wanted).tolist() == expected
+            assert counted(delta.add_to, host, kind, wanted).tolist() == expected
             asked.append((host, kind, wanted))
             answers.append(expected)
     together = tallies.Counts([*asked[::-1], (5, 1, np.empty(0, dtype=np.int64))])

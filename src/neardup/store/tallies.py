@@ -19,8 +19,8 @@ import numpy as np
 from neardup._types import I64
 from neardup.text.compiled import njit
 
-__all__ = ["TALLY_ARRAYS", "Asked", "Counts", "Tally", "TallyDelta", "empty_tally", "pages_of",
-           "summed", "tally_of", "tally_size"]
+__all__ = ["TALLY_ARRAYS", "Asked", "Counts", "Tally", "TallyDelta", "empty_tally", "summed",
+           "tally_of", "tally_size"]
 
 TALLY_ARRAYS = ("tallies.hosts", "tallies.kinds", "tallies.values", "tallies.pages")
 """The arrays of a segment holding its tally, one per column."""
@@ -105,13 +105,6 @@ class Counts:
         return [self.total[self.bounds[g]:self.bounds[g + 1]] for g in range(self.hosts.size)]
 
 
-def pages_of(tally: Tally, host: int, kind: int, wanted: I64) -> I64:
-    """The pages of ``host`` holding each of ``wanted`` (kind ``kind``), aligned with it."""
-    counts = Counts([(host, kind, wanted)])
-    counts.add(tally)
-    return counts.total
-
-
 class TallyDelta:
     """The tallies of the documents not yet in a segment: sorted runs, the newest merged into
     the one before it while it is at least half its size (O(log n) runs, each count re-summed
@@ -131,11 +124,6 @@ class TallyDelta:
                 2 * tally_size(self.runs[-1]) >= tally_size(self.runs[-2]):
             last = self.runs.pop()
             self.runs[-1] = summed([self.runs[-1], last])
-
-    def pages_of(self, host: int, kind: int, wanted: I64) -> I64:
-        counts = Counts([(host, kind, wanted)])
-        self.add_to(counts)
-        return counts.total
 
     def add_to(self, counts: Counts) -> None:
         """Add the pages the delta counts to ``counts``."""
