@@ -100,5 +100,6 @@ def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path
 
             serve_with_readers(create_app(config, store), config, store, host, port, readers)
         else:
-            uvicorn.run(create_app(config, store), host=host, port=port, log_level="warning",
-                        access_log=False)
+            from neardup.service.server import server_options
+
+            uvicorn.run(create_app(config, store), host=host, port=port, **server_options())

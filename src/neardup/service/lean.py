@@ -10,6 +10,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 from starlette.responses import JSONResponse
 
 from neardup.errors import NeardupError
@@ -51,15 +52,17 @@ class LeanRoute:
             await self.app(scope, receive, send)
             return
         scope["route"] = self
-        response = await _response(self.answer(state, scope, receive), state.store.root)
-        await response(scope, receive, send)
+        error = await _sent(self.answer(state, scope, receive), send, state.store.root)
+        if error is not None:
+            await error(scope, receive, send)
 
 
-async def _response(answer: Awaitable[Any], root: Any) -> JSONResponse:
-    """The JSON response of ``answer``, or the error response of what it raises (``root``:
-    the store's folder, never shown to clients)."""
+async def _sent(answer: Awaitable[Any], send: Send, root: Any) -> JSONResponse | None:
+    """Send the JSON of ``answer`` (pydantic's serialiser, without a response object), or
+    return the error response of what it raises (``root``: the store's folder, never shown
+    to clients)."""
     try:
-        return JSONResponse(await answer)
+        body = to_json(await answer)
     except Problem as problem:
         return error_response(problem.status_code, problem.kind, str(problem.detail),
                               dict(problem.headers or {}))
@@ -67,3 +70,8 @@ async def _response(answer: Awaitable[Any], root: Any) -> JSONResponse:
         return invalid_response([{**p, "loc": ("body", *p["loc"])} for p in error.errors()])
     except NeardupError as error:
         return neardup_response(error, root)
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", b"%d" % len(body)),
+                            (b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+    return None

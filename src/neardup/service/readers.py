@@ -228,6 +228,8 @@ def serve_with_readers(app: Any, config: ServiceConfig, store: Store, host: str,
     OutputError when a reader did not start or died."""
     import uvicorn
 
+    from neardup.service.server import server_options
+
     public = bound_socket(host, port)             # the port held; the readers listen on it
     port = public.getsockname()[1]
     store.warm_up()                   # the readers it forks inherit compiled kernels
@@ -241,7 +243,7 @@ def serve_with_readers(app: Any, config: ServiceConfig, store: Store, host: str,
                      for n in range(readers)]
         for process in processes:
             process.start()
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        server = uvicorn.Server(uvicorn.Config(app, **server_options()))
         lost: list[str] = []
         try:
             _await_readers(processes, ready)
@@ -300,11 +302,12 @@ def _reader(store_dir: str, config: ServiceConfig, host: str, port: int, link: s
     import uvicorn
 
     from neardup.service.app import create_app
+    from neardup.service.server import server_options
     from neardup.store import open_store
 
     with open_store(store_dir, read_only=True) as store:
         app = create_app(config, store, WriterLink(link, config.add_timeout + 5))
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        server = uvicorn.Server(uvicorn.Config(app, **server_options()))
         sock = listening_socket(host, port)
         ready.set()
         server.run(sockets=[sock])
