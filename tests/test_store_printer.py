@@ -148,3 +148,20 @@ def test_a_querys_probe_is_made_from_the_token_hashes_as_from_the_text(
         new, before = new_prints.features, old_prints.features
         assert new.canonical == before.canonical, doc.id
         _same_features(new.features, before.features)
+
+
+@pytest.mark.parametrize("simhash", SIMHASHES[:2], ids=lambda c: c.tag)
+def test_query_prints_equal_add_prints_but_the_shingle_level(texts: list[str],
+                                                             simhash: SimHashConfig) -> None:
+    """A store's query prints (no shingle-level hash, no shingle set made) carry the same
+    simhash, identical and lexical hashes, token count and sketch as its add prints."""
+    config = StoreConfig(simhash=simhash)
+    adds, queries = store_fingerprinter(config), store_fingerprinter(config, queries=True)
+    for number, text in enumerate(texts):
+        doc = Document(id=f"d{number}", raw=text.encode(), kind="text")
+        added, asked = adds(doc), queries(doc)
+        assert (asked.simhash, asked.identical, asked.lexical, asked.tokens) == \
+            (added.simhash, added.identical, added.lexical, added.tokens)
+        _same_features(features_of(asked), features_of(added))
+        assert asked.shingle == 0
+        assert added.shingle != 0 or not added.tokens

@@ -44,14 +44,15 @@ class ExactPrints:
 def exact_prints(
     raw: bytes,
     canonical: bytes,
-    shingle_set: U64,
+    shingle_set: U64 | None,
     config: ExactConfig = ExactConfig(),
 ) -> ExactPrints:
-    """Fingerprints of a document at the three exact levels (see the module docstring). The
-    set is hashed in place (its little-endian bytes, not a copy of them)."""
-    sorted_set = np.ascontiguousarray(shingle_set, dtype=_LITTLE_U64)
-    return ExactPrints(
-        identical=digest64(raw, config.hash),
-        lexical=digest64(canonical, config.hash),
-        shingle=digest64(sorted_set.data, config.hash),
-    )
+    """Fingerprints of a document at the three exact levels (see the module docstring); the
+    shingle level is 0 without a ``shingle_set`` (not asked for). The set is hashed in place
+    (its little-endian bytes, not a copy of them)."""
+    shingle = 0
+    if shingle_set is not None:
+        sorted_set = np.ascontiguousarray(shingle_set, dtype=_LITTLE_U64)
+        shingle = digest64(sorted_set.data, config.hash)
+    return ExactPrints(identical=digest64(raw, config.hash),
+                       lexical=digest64(canonical, config.hash), shingle=shingle)

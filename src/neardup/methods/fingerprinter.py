@@ -104,18 +104,24 @@ class Fingerprinter(Generic[F]):
 
     @overload
     def __init__(self: Fingerprinter[Any], config: DedupConfig, features: None = None, *,
-                 verify_sets: bool = True, token_hashes: bool = False) -> None: ...
+                 verify_sets: bool = True, token_hashes: bool = False,
+                 shingle_print: bool = True) -> None: ...
     @overload
     def __init__(self, config: DedupConfig, features: FeatureExtractor[F], *,
-                 verify_sets: bool = True, token_hashes: bool = False) -> None: ...
+                 verify_sets: bool = True, token_hashes: bool = False,
+                 shingle_print: bool = True) -> None: ...
 
     def __init__(self, config: DedupConfig, features: FeatureExtractor[F] | None = None, *,
-                 verify_sets: bool = True, token_hashes: bool = False) -> None:
+                 verify_sets: bool = True, token_hashes: bool = False,
+                 shingle_print: bool = True) -> None:
         """``verify_sets``: the prints keep the verification shingle set (the batch engine
         verifies pairs on it; a store, which keeps only the exact-level hash made from it,
         leaves it out, its batches holding and its workers pickling a tenth of the bytes).
         ``token_hashes``: with ``verify_sets``, they keep the canonical token hashes the set
-        is made of too (what a compact work directory stores instead of the set)."""
+        is made of too (what a compact work directory stores instead of the set).
+        ``shingle_print``: the prints carry the shingle-level exact hash; without it (a
+        store's queries, which look up the identical and lexical levels only) their
+        ``shingle`` is 0 and, unless the set is kept or signed, no shingle set is made."""
         require_extractor(config.text.extract)
         self.config = config
         self.verify_sets = verify_sets
@@ -130,13 +136,15 @@ class Fingerprinter(Generic[F]):
         self.two_views = len(config.views) > 1
         self.signs_verify_sets = self.signer is not None and \
             config.of(MinHashConfig).shingles == config.verify_shingles
+        self.makes_sets = verify_sets or shingle_print or self.signs_verify_sets
 
-    def _signature(self, canonical: bytes, shingles: U64) -> U64 | None:
+    def _signature(self, canonical: bytes, shingles: U64 | None) -> U64 | None:
         """The min-hash signature; from the verification shingle set when the two shingle
         configs agree (the minimum over a set equals that over its bag: hashed once)."""
         if self.signer is None:
             return None
         if self.signs_verify_sets:
+            assert shingles is not None
             return self.signer.of_shingles(shingles)
         return self.signer.of_canonical(canonical)
 
@@ -172,7 +180,8 @@ class Fingerprinter(Generic[F]):
         more than the canonical form of a page)."""
         canonical, tokens = canonical_tokens(text, utf8)
         verify = self.config.verify_shingles
-        shingles = shingle_set_of_tokens(tokens, verify.width, verify.seed)
+        shingles = (shingle_set_of_tokens(tokens, verify.width, verify.seed)
+                    if self.makes_sets else None)
         exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
         simhash = self.simhash.of_tokens(tokens, canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
@@ -183,7 +192,7 @@ class Fingerprinter(Generic[F]):
             fetched=doc.fetched, length=len(doc.raw), text_chars=len(text), tokens=tokens.size,
             identical=exact.identical, lexical=exact.lexical, shingle=exact.shingle,
             simhash=simhash, signature=signature, features=found, links=links,
-            shingles=shingles if self.verify_sets else NO_SHINGLES,
+            shingles=shingles if self.verify_sets and shingles is not None else NO_SHINGLES,
             token_hashes=tokens.copy() if self.token_hashes else NO_SHINGLES,  # a view of a
             # buffer of 3 hashes per byte of text: not kept alive with the prints
             extract_seconds=extracted - started, article=article,

@@ -228,7 +228,7 @@ def probe_printer(config: StoreConfig) -> Fingerprinter[_Captured]:
     """The fingerprinter of a store's queries, built once per config (its simhash and sketch
     permutations are set up once, not per query; a store keeps it as ``Store.probe_printer``,
     so that its config is not hashed at every query)."""
-    return store_fingerprinter(config, features=_Capture(config))
+    return store_fingerprinter(config, features=_Capture(config), queries=True)
 
 
 def _matches(store: Store, probes: Sequence[_Probe], found: Sequence[list[int]],

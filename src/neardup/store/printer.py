@@ -60,18 +60,20 @@ class SketchOf:
 
 
 def store_fingerprinter(
-    config: StoreConfig, features: Callable[[Document, str, bytes], object] | None = None
+    config: StoreConfig, features: Callable[[Document, str, bytes], object] | None = None,
+    *, queries: bool = False
 ) -> Fingerprinter[Any]:
     """The per-document stage of a store: simhash and exact levels, plus the sketch if kept
     (or whatever ``features`` computes instead); the prints carry no verification shingle set
-    (a store keeps only the exact-level hash made from it)."""
+    (a store keeps only the exact-level hash made from it). ``queries``: prints of queries,
+    which look up the identical and lexical levels only (no shingle-level hash)."""
     dedup = DedupConfig(method="simhash", text=config.text, exact=config.exact,
                         params=SimHashMethod(config.simhash, min(config.max_k, 16)))
     if features is None and config.sketch is not None:
         features = SketchOf(Sketcher(config.sketch), config.keep_shingles)
     if features is None:
-        return Fingerprinter(dedup, verify_sets=False)
-    return Fingerprinter(dedup, features=features, verify_sets=False)
+        return Fingerprinter(dedup, verify_sets=False, shingle_print=not queries)
+    return Fingerprinter(dedup, features=features, verify_sets=False, shingle_print=not queries)
 
 
 @functools.lru_cache(maxsize=8)
