@@ -58,16 +58,15 @@ class Guard:
 
     async def _checked_body(self, scope: Scope, receive: Receive,
                             send: Send) -> Receive | None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-                   for k, v in scope.get("headers", [])}
-        declared = headers.get("content-length", "")
+        headers = _checked_headers(scope)
+        declared = headers.get(b"content-length", "")
         if declared.isdigit() and int(declared) > self.max_body_bytes:
-            if headers.get("expect", "").lower() != "100-continue":   # else nothing was sent
+            if headers.get(b"expect", "").lower() != "100-continue":   # else nothing was sent
                 await self._drain(receive, int(declared))
             await _refuse(send, 413, "body_too_large",
                           f"{declared} bytes; the limit is {self.max_body_bytes}")
             return None
-        media = headers.get("content-type", "").split(";")[0].strip().lower()
+        media = headers.get(b"content-type", "").split(";")[0].strip().lower()
         if media != "application/json":
             await _refuse(send, 415, "unsupported_media_type",
                           f"the body must be application/json, not {media or 'untyped'}")
@@ -115,6 +114,16 @@ class Guard:
                     if message["type"] != "http.request" or not message.get("more_body"):
                         return
                     drained += len(message.get("body", b""))
+
+
+CHECKED = frozenset({b"content-length", b"content-type", b"expect"})
+"""The request headers the guard reads (names in lower case, as ASGI servers give them)."""
+
+
+def _checked_headers(scope: Scope) -> dict[bytes, str]:
+    """The values of the CHECKED headers of a request (the last of repeated ones)."""
+    return {name: value.decode("latin-1") for name, value in scope.get("headers", [])
+            if name in CHECKED}
 
 
 async def _refuse(send: Send, status: int, kind: str, message: str) -> None:
