@@ -12,10 +12,9 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from neardup.service.server import TurnWrites, server_options  # noqa: E402
-
-from test_service import TOKEN, Server, call  # noqa: E402
-from test_service import server as server  # noqa: E402,F401  (the module's live service)
+from neardup.service.server import HELD_BYTES, TurnWrites, server_options
+from test_service import TOKEN, Server, call
+from test_service import server as server
 
 
 class Recording:
@@ -74,6 +73,21 @@ def test_writes_of_one_turn_leave_as_one() -> None:
     assert recording.sent == [b"HTTP/1.1 200 OK\r\n\r\n{}", b"next"]
 
 
+def test_a_large_answer_is_not_held() -> None:
+    seen: list[list[int]] = []
+
+    def large(t: TurnWrites, r: Recording) -> None:
+        t.write(b"head")
+        t.write(b"x" * HELD_BYTES)         # passes the bound: written at once, head first
+        seen.append([len(data) for data in r.sent])
+        t.write(b"tail")
+        seen.append([len(data) for data in r.sent])
+
+    recording = _turns([large])
+    assert seen == [[HELD_BYTES + 4], [HELD_BYTES + 4]]
+    assert recording.sent[-1] == b"tail" and len(recording.sent) == 2
+
+
 def test_close_sends_first_abort_drops() -> None:
     def close(t: TurnWrites, r: Recording) -> None:
         t.write(b"last answer")
@@ -103,7 +117,7 @@ def test_other_calls_reach_the_transport() -> None:
     assert "http" in server_options()
 
 
-def test_an_answer_arrives_in_one_piece(server: Server) -> None:  # noqa: F811
+def test_an_answer_arrives_in_one_piece(server: Server) -> None:
     """Over a real connection, the head and the body of a query's answer come in one read
     (one write on the server: the head alone would come first otherwise)."""
     assert call(server, "POST", "/v1/documents",

@@ -6,33 +6,42 @@ socket as it comes: two system calls and, on a loopback or a LAN, two packets pe
 first of which wakes the client for half an answer. :class:`TurnWrites` keeps what is written
 during one turn of the loop and sends it with one write at the turn's end (or at once when the
 connection closes), so that a small answer leaves in one packet. Nothing waits longer than the
-turn that wrote it."""
+turn that wrote it, and no more than :data:`HELD_BYTES` are held (a large answer is written
+as it comes)."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any, cast
 
-__all__ = ["TurnWrites", "server_options"]
+__all__ = ["HELD_BYTES", "TurnWrites", "server_options"]
+
+HELD_BYTES = 1 << 16
+"""The most a connection holds back within a turn: more is written at once."""
 
 
 class TurnWrites:
     """A transport that passes on the writes of one loop turn as one write; every other call
     goes to the socket's transport unchanged."""
 
-    __slots__ = ("_loop", "_pending", "_transport")
+    __slots__ = ("_held", "_loop", "_pending", "_transport")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
         self._loop = loop
         self._pending: list[bytes] = []
+        self._held = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return
         if not self._pending:
             self._loop.call_soon(self.flush)
-        self._pending.append(bytes(data))
+        chunk = bytes(data)
+        self._pending.append(chunk)
+        self._held += len(chunk)
+        if self._held >= HELD_BYTES:
+            self.flush()
 
     def writelines(self, lines: Any) -> None:
         for data in lines:
@@ -44,6 +53,7 @@ class TurnWrites:
             return
         data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
         self._pending.clear()
+        self._held = 0
         if not self._transport.is_closing():
             self._transport.write(data)
 
@@ -57,10 +67,11 @@ class TurnWrites:
 
     def abort(self) -> None:
         self._pending.clear()
+        self._held = 0
         self._transport.abort()
 
     def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
+        return self._transport.get_write_buffer_size() + self._held
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
