@@ -14,7 +14,7 @@ pytest.importorskip("uvicorn")
 
 from neardup.service.server import HELD_BYTES, TurnWrites, server_options
 from test_service import TOKEN, Server, call
-from test_service import server as server
+from test_service import server as server  # the live service fixture, shared
 
 
 class Recording:
