@@ -378,3 +378,9 @@ def test_blocks_on_real_pages_are_single_lines_found_in_the_text(
         text = " ".join(page.text.split())
         assert all(block and "\n" not in block for block in page.blocks)
         assert sum(block in text for block in page.blocks) >= 0.95 * len(page.blocks)
+
+
+def test_runs_of_empty_and_blank_lines_become_one_blank_line() -> None:
+    empty = "<div> </div>" * 7
+    text = extract_text(f"<p>one</p>{empty}<div>two</div><br><br><br><br><br>three".encode())
+    assert text == "one\n\ntwo\n\nthree"
