@@ -72,6 +72,13 @@ def test_a_table_cell_holding_the_article_keeps_its_text() -> None:
     assert article_text(raw) == f"{STORY}\n\n{MORE}\n\n{LAST}"
 
 
+def test_a_region_nesting_too_deep_skips_the_main_content_pass() -> None:
+    # The main-content pass is quadratic in depth: 50,000 nested divs would take minutes.
+    nested = "<div>" * 50_000 + "deep text" + "</div>" * 50_000
+    raw = frame(paragraphs(STORY, MORE, LAST) + nested)
+    assert article_text(raw).split("\n\n") == [STORY, MORE, LAST, "deep text"]
+
+
 def test_pages_without_an_article() -> None:
     gallery = frame(paragraphs("Photo one", "Photo two", "Photo three"))
     assert article_of_tree(parse_html(gallery)) is None

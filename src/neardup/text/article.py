@@ -20,7 +20,8 @@ reader view), on the lexbor tree the full text is extracted from:
    paragraphs: a "more stories" block of teasers with their excerpts often sits right beside
    the article, and it differs from frame to frame.
 4. **Text**: the region's HTML parsed on its own and passed through resiliparse's main-content
-   mode (share bars, hidden elements and advertisements inside the article go); of its blocks,
+   mode (share bars, hidden elements and advertisements inside the article go; not when the
+   region nests too deep for it, see :func:`neardup.text.html.too_deep`); of its blocks,
    those with more than half of their words in links are dropped (link lists, "read more").
 
 Only counts of characters and the markup are used, no word lists, so any language and script
@@ -62,7 +63,6 @@ _ANCESTOR_WEIGHTS: Final = (1.0, 1 / 2, 1 / 3)
 _MAX_PARAGRAPHS: Final = 5000
 _PARAGRAPHS: Final = "p, pre"
 _OUTSIDE: Final = "aside p, aside pre, footer p, footer pre, nav p, nav pre"
-_FRAME_TAGS: Final = ("aside", "footer", "nav")
 _ROOTS: Final = frozenset({"html", "#document"})
 # Table and list parts parsed on their own lose their structure: wrap them back.
 _WRAP: Final = {"td": "<table><tr>{}</tr></table>", "th": "<table><tr>{}</tr></table>",
@@ -109,15 +109,9 @@ def _paragraph_score(paragraph: ElementNode) -> tuple[int, int]:
 def _paragraphs(doc: DocumentNode) -> list[ElementNode]:
     """The page's paragraph elements in document order (the first :data:`_MAX_PARAGRAPHS`),
     without those outside the article's reach."""
-    if len(doc.get_elements_by_tag_name("pre")):
-        found = doc.query_selector_all(_PARAGRAPHS).values()
-    else:  # most pages: the tag lookup costs a third of the CSS query
-        found = doc.get_elements_by_tag_name("p").values()
-    found = found[:_MAX_PARAGRAPHS]
-    if not any(len(doc.get_elements_by_tag_name(tag)) for tag in _FRAME_TAGS):
-        return found
     outside = set(doc.query_selector_all(_OUTSIDE).values())
-    return [paragraph for paragraph in found if paragraph not in outside]
+    found = doc.query_selector_all(_PARAGRAPHS).values()[:_MAX_PARAGRAPHS]
+    return [paragraph for paragraph in found if paragraph not in outside] if outside else found
 
 
 def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
@@ -182,23 +176,24 @@ def _block(line: str) -> Block | None:
 
 def article_blocks(region: list[DOMNode], main_content: bool = True) -> list[Block]:
     """The blocks of the region's text, in document order: the region parsed on its own,
-    through resiliparse's main-content mode unless ``main_content`` is False."""
+    through resiliparse's main-content mode unless ``main_content`` is False or the region
+    nests too deep for it (:func:`neardup.text.html.too_deep`)."""
     fragment = "".join(_WRAP.get(node.tag or "", "{}").format(node.html) for node in region)
-    marked = extract_plain_text(HTMLTree.parse(fragment), preserve_formatting="minimal_html",
-                                main_content=main_content, links=True, comments=False,
-                                list_bullets=False, alt_texts=False)
+    tree = HTMLTree.parse(fragment)
+    marked = extract_plain_text(tree, preserve_formatting="minimal_html",
+                                main_content=main_content and not too_deep(fragment, tree),
+                                links=True, comments=False, list_bullets=False, alt_texts=False)
     return [block for block in map(_block, map(str.strip, marked.split("\n")))
             if block is not None]
 
 
-def article_of_tree(tree: HTMLTree, deep: bool = False) -> str | None:
+def article_of_tree(tree: HTMLTree) -> str | None:
     """The article text of a parsed page, its blocks separated by blank lines; None when the
-    page has no article. ``deep``: the page nests too deep for the main-content pass
-    (:func:`neardup.text.html.too_deep`), which the region is then spared."""
+    page has no article."""
     region = article_region(tree)
     if not region:
         return None
-    blocks = [block.text for block in article_blocks(region, not deep) if not block.linked]
+    blocks = [block.text for block in article_blocks(region) if not block.linked]
     return "\n\n".join(blocks) or None
 
 
@@ -206,6 +201,5 @@ def article_text(raw: bytes, charset: str | None = None) -> str:
     """The article text of a page (``--extract article``); resiliparse's main content when
     the page has no article, so that no page loses its text."""
     tree = parse_html(raw, charset)
-    deep = too_deep(raw, tree)
-    article = article_of_tree(tree, deep)
-    return article if article is not None else tree_text(tree, main_content=not deep)
+    article = article_of_tree(tree)
+    return article if article is not None else tree_text(tree, main_content=not too_deep(raw, tree))

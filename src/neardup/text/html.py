@@ -184,14 +184,16 @@ def parse_html(raw: bytes | str, charset: str | None = None) -> HTMLTree:
         return HTMLTree.parse("")
 
 
-def too_deep(raw: bytes, tree: HTMLTree) -> bool:
-    """Whether the tree nests deeper than :data:`MAX_MAIN_CONTENT_DEPTH` elements.
+def too_deep(raw: bytes | str, tree: HTMLTree) -> bool:
+    """Whether the tree (parsed from ``raw``) nests deeper than :data:`MAX_MAIN_CONTENT_DEPTH`
+    elements.
 
     Resiliparse's main-content pass costs (elements x depth): 16,000 nested ``<div>`` take seconds,
     100,000 take minutes. A page with fewer tags than the limit cannot be that deep, so the check
     (a CSS query, about 0.3 ms) only runs on pages with many tags.
     """
-    if raw.count(b"<") <= _DEPTH_CHECK_TAGS:
+    tags = raw.count(b"<") if isinstance(raw, bytes) else raw.count("<")
+    if tags <= _DEPTH_CHECK_TAGS:
         return False
     doc = tree.document
     return doc is not None and doc.query_selector(_DEPTH_SELECTOR) is not None
