@@ -7,10 +7,18 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 
 from neardup.evaluation.extraction import token_overlap
-from neardup.text.article import article_of_tree, article_region, article_text
+from neardup.text.article import (
+    _region_alone,
+    _wrapped_html,
+    article_of_tree,
+    article_region,
+    article_text,
+)
 from neardup.text.extract import extract, views
 from neardup.text.html import parse_html
 
@@ -35,6 +43,11 @@ def frame(article: str, sidebar: str = "") -> bytes:
             f'<div class="story">{article}</div>{teasers}</main>'
             f"<aside>{sidebar}</aside><footer><p>Copyright 2024 The Gazette. All rights "
             f"reserved. Contact us. Privacy policy.</p></footer></body></html>").encode()
+
+
+def text_of(tree: HTMLTree, main_content: bool) -> str:
+    return extract_plain_text(tree, preserve_formatting="minimal_html", main_content=main_content,
+                              links=True, comments=False, list_bullets=False, alt_texts=False)
 
 
 def paragraphs(*texts: str) -> str:
@@ -77,6 +90,21 @@ def test_a_region_nesting_too_deep_skips_the_main_content_pass() -> None:
     nested = "<div>" * 50_000 + "deep text" + "</div>" * 50_000
     raw = frame(paragraphs(STORY, MORE, LAST) + nested)
     assert article_text(raw).split("\n\n") == [STORY, MORE, LAST, "deep text"]
+
+
+@pytest.mark.parametrize("holder", ["div", "section", "td", "li", "dd"])
+def test_the_region_cut_out_of_the_page_reads_as_its_html_parsed_alone(holder: str) -> None:
+    around = {"td": "<table><tr><td>menu</td>{}</tr></table>", "li": "<ul>{}</ul>",
+              "dd": "<dl><dt>term</dt>{}</dl>"}.get(holder, "{}")
+    body = f'<{holder} class="x">{paragraphs(STORY, MORE, LAST)}<div hidden>gone</div></{holder}>'
+    raw = frame(around.format(body + body.replace(MORE, MORE.upper())))
+    region = article_region(parse_html(raw))
+    alone = HTMLTree.parse("".join(map(_wrapped_html, region)))
+    tree = parse_html(raw)
+    cut, deep = _region_alone(tree, article_region(tree))
+    assert cut is tree and not deep and len(region) == 2
+    assert text_of(cut, False) == text_of(alone, False) != ""
+    assert text_of(cut, True) == text_of(alone, True)
 
 
 def test_pages_without_an_article() -> None:

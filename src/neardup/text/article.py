@@ -40,7 +40,7 @@ from typing import Final
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import DocumentNode, DOMNode, ElementNode, HTMLTree
 
-from neardup.text.html import parse_html, too_deep, tree_text
+from neardup.text.html import nests_too_deep, parse_html, too_deep, tree_text
 
 __all__ = [
     "MIN_ARTICLE_CHARS",
@@ -64,11 +64,15 @@ _MAX_PARAGRAPHS: Final = 5000
 _PARAGRAPHS: Final = "p, pre"
 _OUTSIDE: Final = "aside p, aside pre, footer p, footer pre, nav p, nav pre"
 _ROOTS: Final = frozenset({"html", "#document"})
-# Table and list parts parsed on their own lose their structure: wrap them back.
-_WRAP: Final = {"td": "<table><tr>{}</tr></table>", "th": "<table><tr>{}</tr></table>",
-                "tr": "<table>{}</table>", "tbody": "<table>{}</table>",
-                "thead": "<table>{}</table>", "tfoot": "<table>{}</table>",
-                "li": "<ul>{}</ul>", "dd": "<dl>{}</dl>", "dt": "<dl>{}</dl>"}
+# Table and list parts alone lose their structure: they are wrapped back.
+_WRAP: Final = {"td": ("table", "tbody", "tr"), "th": ("table", "tbody", "tr"),
+                "tr": ("table", "tbody"), "tbody": ("table",), "thead": ("table",),
+                "tfoot": ("table",), "li": ("ul",), "dd": ("dl",), "dt": ("dl",)}
+# Elements that the page's tree, cut down to them, holds as a parse of their HTML alone would
+# (not so a noscript or template, whose HTML alone opens the head, nor the body).
+_IN_PLACE: Final = frozenset({"article", "blockquote", "dd", "div", "dl", "dt", "li", "main",
+                              "ol", "p", "section", "span", "table", "tbody", "td", "tfoot",
+                              "th", "thead", "tr", "ul"})
 
 _TAG: Final = re.compile(r"<[^>]+>")
 _LINK: Final = re.compile(r"<a\b[^>]*>(.*?)</a>", re.DOTALL)
@@ -174,32 +178,75 @@ def _block(line: str) -> Block | None:
     return Block(" ".join(words), len(words), linked, bool(_HEADING.match(line)))
 
 
-def article_blocks(region: list[DOMNode], main_content: bool = True) -> list[Block]:
-    """The blocks of the region's text, in document order: the region parsed on its own,
-    through resiliparse's main-content mode unless ``main_content`` is False or the region
-    nests too deep for it (:func:`neardup.text.html.too_deep`)."""
-    fragment = "".join(_WRAP.get(node.tag or "", "{}").format(node.html) for node in region)
-    tree = HTMLTree.parse(fragment)
-    marked = extract_plain_text(tree, preserve_formatting="minimal_html",
-                                main_content=main_content and not too_deep(fragment, tree),
-                                links=True, comments=False, list_bullets=False, alt_texts=False)
+def _wrapped_html(node: DOMNode) -> str:
+    tags = _WRAP.get(node.tag or "", ())
+    return "".join(f"<{tag}>" for tag in tags) + node.html + "".join(
+        f"</{tag}>" for tag in reversed(tags))
+
+
+def _wrapped_node(tree: HTMLTree, node: DOMNode) -> DOMNode:
+    outer = node
+    for tag in reversed(_WRAP.get(node.tag or "", ())):
+        element = tree.create_element(tag)
+        if element is None:
+            raise ValueError(f"lexbor made no <{tag}> element")
+        element.append_child(outer)
+        outer = element
+    return outer
+
+
+def _region_alone(tree: HTMLTree, region: list[DOMNode]) -> tuple[HTMLTree, bool]:
+    """A tree holding the region alone, as its HTML parsed on its own gives it, and whether
+    it nests too deep for the main-content pass (:func:`neardup.text.html.too_deep`). The
+    page's own tree, its body's content replaced by the region, where that gives the same
+    tree (a third of the cost of a second parse), else the region's HTML parsed."""
+    body = tree.body
+    if body is None or not all(node.tag in _IN_PLACE for node in region):
+        fragment = "".join(map(_wrapped_html, region))
+        alone = HTMLTree.parse(fragment)
+        return alone, too_deep(fragment, alone)
+    for node in region:  # detached first: lexbor links a node in without unlinking it
+        parent = node.parent
+        if parent is not None:
+            parent.remove_child(node)
+    body.replace_children(*(_wrapped_node(tree, node) for node in region))
+    return tree, nests_too_deep(tree)
+
+
+def article_blocks(tree: HTMLTree, region: list[DOMNode], main_content: bool = True
+                   ) -> list[Block]:
+    """The blocks of the region's text, in document order: the region alone (the page's
+    ``tree`` is cut down to it, see :func:`_region_alone`), through resiliparse's
+    main-content mode unless ``main_content`` is False or the region nests too deep for it."""
+    alone, deep = _region_alone(tree, region)
+    marked = extract_plain_text(alone, preserve_formatting="minimal_html",
+                                main_content=main_content and not deep, links=True,
+                                comments=False, list_bullets=False, alt_texts=False)
     return [block for block in map(_block, map(str.strip, marked.split("\n")))
             if block is not None]
 
 
+def _article(tree: HTMLTree, region: list[DOMNode]) -> str | None:
+    blocks = [block.text for block in article_blocks(tree, region) if not block.linked]
+    return "\n\n".join(blocks) or None
+
+
 def article_of_tree(tree: HTMLTree) -> str | None:
     """The article text of a parsed page, its blocks separated by blank lines; None when the
-    page has no article."""
+    page has no article. When the page has an article region, the tree is cut down to it:
+    take anything else from the tree first."""
     region = article_region(tree)
-    if not region:
-        return None
-    blocks = [block.text for block in article_blocks(region) if not block.linked]
-    return "\n\n".join(blocks) or None
+    return _article(tree, region) if region else None
 
 
 def article_text(raw: bytes, charset: str | None = None) -> str:
     """The article text of a page (``--extract article``); resiliparse's main content when
     the page has no article, so that no page loses its text."""
     tree = parse_html(raw, charset)
-    article = article_of_tree(tree)
-    return article if article is not None else tree_text(tree, main_content=not too_deep(raw, tree))
+    region = article_region(tree)
+    if region:
+        article = _article(tree, region)
+        if article is not None:
+            return article
+        tree = parse_html(raw, charset)  # cut down to the region: parsed again
+    return tree_text(tree, main_content=not too_deep(raw, tree))

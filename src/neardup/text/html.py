@@ -59,6 +59,7 @@ __all__ = [
     "extract_links",
     "extract_text",
     "html_blocks",
+    "nests_too_deep",
     "parse_html",
     "parse_page",
     "too_deep",
@@ -193,8 +194,20 @@ def too_deep(raw: bytes | str, tree: HTMLTree) -> bool:
     (a CSS query, about 0.3 ms) only runs on pages with many tags.
     """
     tags = raw.count(b"<") if isinstance(raw, bytes) else raw.count("<")
-    if tags <= _DEPTH_CHECK_TAGS:
-        return False
+    return tags > _DEPTH_CHECK_TAGS and _depth_query(tree)
+
+
+def nests_too_deep(tree: HTMLTree) -> bool:
+    """:func:`too_deep` of a tree whose source is not at hand: the elements of its body are
+    counted first (fewer than the limit cannot nest deeper than it; a few microseconds per
+    hundred elements), then the CSS query."""
+    body = tree.body
+    if body is None or len(body.get_elements_by_tag_name("*")) + 2 <= MAX_MAIN_CONTENT_DEPTH:
+        return False  # + 2: <html> and <body> above them
+    return _depth_query(tree)
+
+
+def _depth_query(tree: HTMLTree) -> bool:
     doc = tree.document
     return doc is not None and doc.query_selector(_DEPTH_SELECTOR) is not None
 
