@@ -163,9 +163,9 @@ def article_region(tree: HTMLTree) -> list[DOMNode]:
     if scores[best] < MIN_ARTICLE_CHARS:
         return []
     parent = best.parent
-    if parent is None or parent.tag in _ROOTS or best.tag == "body":
+    if not isinstance(parent, ElementNode) or parent.tag in _ROOTS or best.tag == "body":
         return [best]
-    return [node for node in parent.child_nodes.values()
+    return [node for node in parent.children.values()  # elements only: no text node made
             if node is best or (node in scores and _kin(node, best)) or _lead(node)]
 
 
