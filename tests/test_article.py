@@ -107,6 +107,16 @@ def test_the_region_cut_out_of_the_page_reads_as_its_html_parsed_alone(holder: s
     assert text_of(cut, True) == text_of(alone, True)
 
 
+def test_a_region_of_link_lists_falls_back_to_the_whole_pages_main_content() -> None:
+    # Few characters in links (the paragraphs count) but most words (the blocks drop them).
+    line = " ".join(f'<a href="/{c}">{c}</a>' for c in "abcdef")
+    lists = paragraphs(*(f"{line} {'x' * 30} {'y' * 30}" for _ in range(5)))
+    raw = frame(lists)
+    assert article_region(parse_html(raw)) and article_of_tree(parse_html(raw)) is None
+    assert article_text(raw) == extract(raw, "main") != ""
+    assert TEASER in article_text(raw)  # the whole page's, not the region cut out of it
+
+
 def test_pages_without_an_article() -> None:
     gallery = frame(paragraphs("Photo one", "Photo two", "Photo three"))
     assert article_of_tree(parse_html(gallery)) is None
