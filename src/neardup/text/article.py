@@ -214,15 +214,14 @@ def _region_alone(tree: HTMLTree, region: list[DOMNode]) -> tuple[HTMLTree, bool
     return tree, nests_too_deep(tree)
 
 
-def article_blocks(tree: HTMLTree, region: list[DOMNode], main_content: bool = True
-                   ) -> list[Block]:
+def article_blocks(tree: HTMLTree, region: list[DOMNode]) -> list[Block]:
     """The blocks of the region's text, in document order: the region alone (the page's
     ``tree`` is cut down to it, see :func:`_region_alone`), through resiliparse's
-    main-content mode unless ``main_content`` is False or the region nests too deep for it."""
+    main-content mode unless the region nests too deep for it."""
     alone, deep = _region_alone(tree, region)
     marked = extract_plain_text(alone, preserve_formatting="minimal_html",
-                                main_content=main_content and not deep, links=True,
-                                comments=False, list_bullets=False, alt_texts=False)
+                                main_content=not deep, links=True, comments=False,
+                                list_bullets=False, alt_texts=False)
     return [block for block in map(_block, map(str.strip, marked.split("\n")))
             if block is not None]
 
