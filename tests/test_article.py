@@ -7,10 +7,18 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 
 from neardup.evaluation.extraction import token_overlap
-from neardup.text.article import article_of_tree, article_region, article_text
+from neardup.text.article import (
+    _region_alone,
+    _wrapped_html,
+    article_of_tree,
+    article_region,
+    article_text,
+)
 from neardup.text.extract import extract, views
 from neardup.text.html import parse_html
 
@@ -35,6 +43,11 @@ def frame(article: str, sidebar: str = "") -> bytes:
             f'<div class="story">{article}</div>{teasers}</main>'
             f"<aside>{sidebar}</aside><footer><p>Copyright 2024 The Gazette. All rights "
             f"reserved. Contact us. Privacy policy.</p></footer></body></html>").encode()
+
+
+def text_of(tree: HTMLTree, main_content: bool) -> str:
+    return extract_plain_text(tree, preserve_formatting="minimal_html", main_content=main_content,
+                              links=True, comments=False, list_bullets=False, alt_texts=False)
 
 
 def paragraphs(*texts: str) -> str:
@@ -70,6 +83,38 @@ def test_scripts_without_spaces_count_by_characters() -> None:
 def test_a_table_cell_holding_the_article_keeps_its_text() -> None:
     raw = frame(f"<table><tr><td>menu</td><td>{paragraphs(STORY, MORE, LAST)}</td></tr></table>")
     assert article_text(raw) == f"{STORY}\n\n{MORE}\n\n{LAST}"
+
+
+def test_a_region_nesting_too_deep_skips_the_main_content_pass() -> None:
+    # The main-content pass is quadratic in depth: 50,000 nested divs would take minutes.
+    nested = "<div>" * 50_000 + "deep text" + "</div>" * 50_000
+    raw = frame(paragraphs(STORY, MORE, LAST) + nested)
+    assert article_text(raw).split("\n\n") == [STORY, MORE, LAST, "deep text"]
+
+
+@pytest.mark.parametrize("holder", ["div", "section", "td", "li", "dd"])
+def test_the_region_cut_out_of_the_page_reads_as_its_html_parsed_alone(holder: str) -> None:
+    around = {"td": "<table><tr><td>menu</td>{}</tr></table>", "li": "<ul>{}</ul>",
+              "dd": "<dl><dt>term</dt>{}</dl>"}.get(holder, "{}")
+    body = f'<{holder} class="x">{paragraphs(STORY, MORE, LAST)}<div hidden>gone</div></{holder}>'
+    raw = frame(around.format(body + body.replace(MORE, MORE.upper())))
+    region = article_region(parse_html(raw))
+    alone = HTMLTree.parse("".join(map(_wrapped_html, region)))
+    tree = parse_html(raw)
+    cut, deep = _region_alone(tree, article_region(tree))
+    assert cut is tree and not deep and len(region) == 2
+    assert text_of(cut, False) == text_of(alone, False) != ""
+    assert text_of(cut, True) == text_of(alone, True)
+
+
+def test_a_region_of_link_lists_falls_back_to_the_whole_pages_main_content() -> None:
+    # Few characters in links (the paragraphs count) but most words (the blocks drop them).
+    line = " ".join(f'<a href="/{c}">{c}</a>' for c in "abcdef")
+    lists = paragraphs(*(f"{line} {'x' * 30} {'y' * 30}" for _ in range(5)))
+    raw = frame(lists)
+    assert article_region(parse_html(raw)) and article_of_tree(parse_html(raw)) is None
+    assert article_text(raw) == extract(raw, "main") != ""
+    assert TEASER in article_text(raw)  # the whole page's, not the region cut out of it
 
 
 def test_pages_without_an_article() -> None:

@@ -20,7 +20,7 @@ from neardup.text import (
     parse_html,
     parse_page,
 )
-from neardup.text.html import _absolute, _absolute_slow, _origin, decode_utf8
+from neardup.text.html import _absolute, _absolute_slow, _origin, decode_utf8, nests_too_deep
 
 ARTICLE = b"""<!DOCTYPE html>
 <html><head><title>  The  Title &amp; more </title>
@@ -378,3 +378,16 @@ def test_blocks_on_real_pages_are_single_lines_found_in_the_text(
         text = " ".join(page.text.split())
         assert all(block and "\n" not in block for block in page.blocks)
         assert sum(block in text for block in page.blocks) >= 0.95 * len(page.blocks)
+
+
+def test_runs_of_empty_and_blank_lines_become_one_blank_line() -> None:
+    empty = "<div> </div>" * 7
+    text = extract_text(f"<p>one</p>{empty}<div>two</div><br><br><br><br><br>three".encode())
+    assert text == "one\n\ntwo\n\nthree"
+
+
+def test_nesting_beyond_the_limit_is_found_without_the_source() -> None:
+    # <html> and <body> hold the divs: 255 of them make a chain of 257 elements.
+    for divs, deep in ((254, False), (255, True), (400, True)):
+        assert nests_too_deep(parse_html(b"<div>" * divs + b"x")) is deep
+    assert not nests_too_deep(parse_html(b"<p>" + b"<b>x</b>" * 1000))  # many, but flat

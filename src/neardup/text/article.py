@@ -19,14 +19,18 @@ reader view), on the lexbor tree the full text is extracted from:
    (a lead paragraph beside the body). Siblings of another kind stay out even when they hold
    paragraphs: a "more stories" block of teasers with their excerpts often sits right beside
    the article, and it differs from frame to frame.
-4. **Text**: the region's HTML parsed on its own and passed through resiliparse's main-content
-   mode (share bars, hidden elements and advertisements inside the article go); of its blocks,
-   those with more than half of their words in links are dropped (link lists, "read more").
+4. **Text**: the region as its HTML parsed on its own gives it (mostly the page's own tree cut
+   down to the region, which the caller cannot use for anything else afterwards), passed
+   through resiliparse's main-content mode (share bars, hidden elements and advertisements
+   inside the article go; not when the region nests too deep for it, see
+   :func:`neardup.text.html.too_deep`); of its blocks, those with more than half of their
+   words in links are dropped (link lists, "read more").
 
 Only counts of characters and the markup are used, no word lists, so any language and script
-is judged alike. The cost is two CSS queries, a few Python calls per paragraph, and the parse
-and main-content pass of the region: about as much again as the page's full-text extraction
-(``benchmarks/article_extractors.py``: a page's two views cost 2.1 times its full text alone).
+is judged alike. The cost is one CSS query, a few Python calls per paragraph (each node that
+resiliparse hands to Python costs a few microseconds) and the main-content pass of the region:
+less than the page's full-text extraction (``benchmarks/article_extractors.py``: a page's two
+views cost 1.8 times its full text alone).
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from resiliparse.extract.html2text import extract_plain_text
-from resiliparse.parse.html import DOMNode, ElementNode, HTMLTree
+from resiliparse.parse.html import DocumentNode, DOMNode, ElementNode, HTMLTree
 
-from neardup.text.html import parse_html, too_deep, tree_text
+from neardup.text.html import nests_too_deep, parse_html, too_deep, tree_text
 
 __all__ = [
     "MIN_ARTICLE_CHARS",
@@ -60,14 +64,18 @@ _MAX_LINK_SHARE: Final = 0.5
 _MAX_LEAD_LINK_SHARE: Final = 0.25
 _ANCESTOR_WEIGHTS: Final = (1.0, 1 / 2, 1 / 3)
 _MAX_PARAGRAPHS: Final = 5000
-_PARAGRAPHS: Final = "p, pre"
-_OUTSIDE: Final = "aside p, aside pre, footer p, footer pre, nav p, nav pre"
+# One query (its matching in lexbor's C) rather than the paragraphs and those outside apart.
+_PARAGRAPHS: Final = "p:not(aside *, footer *, nav *), pre:not(aside *, footer *, nav *)"
 _ROOTS: Final = frozenset({"html", "#document"})
-# Table and list parts parsed on their own lose their structure: wrap them back.
-_WRAP: Final = {"td": "<table><tr>{}</tr></table>", "th": "<table><tr>{}</tr></table>",
-                "tr": "<table>{}</table>", "tbody": "<table>{}</table>",
-                "thead": "<table>{}</table>", "tfoot": "<table>{}</table>",
-                "li": "<ul>{}</ul>", "dd": "<dl>{}</dl>", "dt": "<dl>{}</dl>"}
+# Table and list parts alone lose their structure: they are wrapped back.
+_WRAP: Final = {"td": ("table", "tbody", "tr"), "th": ("table", "tbody", "tr"),
+                "tr": ("table", "tbody"), "tbody": ("table",), "thead": ("table",),
+                "tfoot": ("table",), "li": ("ul",), "dd": ("dl",), "dt": ("dl",)}
+# Elements that the page's tree, cut down to them, holds as a parse of their HTML alone would
+# (not so a noscript or template, whose HTML alone opens the head, nor the body).
+_IN_PLACE: Final = frozenset({"article", "blockquote", "dd", "div", "dl", "dt", "li", "main",
+                              "ol", "p", "section", "span", "table", "tbody", "td", "tfoot",
+                              "th", "thead", "tr", "ul"})
 
 _TAG: Final = re.compile(r"<[^>]+>")
 _LINK: Final = re.compile(r"<a\b[^>]*>(.*?)</a>", re.DOTALL)
@@ -99,10 +107,16 @@ def _paragraph_score(paragraph: ElementNode) -> tuple[int, int]:
     chars = _dense(paragraph.text or "")
     if chars < MIN_PARAGRAPH_CHARS:
         return chars, 0
-    links = paragraph.query_selector_all("a")
+    links = paragraph.get_elements_by_tag_name("a")  # a fifth of a CSS query's cost
     if not len(links):  # most paragraphs: no link node made (each costs a weak-reference entry)
         return chars, 0
     return chars, sum(_dense(a.text or "") for a in links.values())
+
+
+def _paragraphs(doc: DocumentNode) -> list[ElementNode]:
+    """The page's paragraph elements outside the article's reach left out, in document order
+    (the first :data:`_MAX_PARAGRAPHS`)."""
+    return doc.query_selector_all(_PARAGRAPHS).values()[:_MAX_PARAGRAPHS]
 
 
 def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
@@ -111,12 +125,9 @@ def _scores(tree: HTMLTree) -> dict[DOMNode, float]:
     doc = tree.document
     if doc is None:
         return {}
-    outside = set(doc.query_selector_all(_OUTSIDE).values())
     scores: dict[DOMNode, float] = {}
     parents: dict[DOMNode, DOMNode | None] = {}  # resiliparse makes a new node object per
-    for paragraph in doc.query_selector_all(_PARAGRAPHS).values()[:_MAX_PARAGRAPHS]:  # .parent
-        if paragraph in outside:
-            continue
+    for paragraph in _paragraphs(doc):  # .parent: each ancestor's asked once
         chars, linked = _paragraph_score(paragraph)
         if chars < MIN_PARAGRAPH_CHARS or linked > _MAX_LINK_SHARE * chars:
             continue
@@ -153,46 +164,89 @@ def article_region(tree: HTMLTree) -> list[DOMNode]:
     if scores[best] < MIN_ARTICLE_CHARS:
         return []
     parent = best.parent
-    if parent is None or parent.tag in _ROOTS or best.tag == "body":
+    if not isinstance(parent, ElementNode) or parent.tag in _ROOTS or best.tag == "body":
         return [best]
-    return [node for node in parent.child_nodes.values()
+    return [node for node in parent.children.values()  # elements only: no text node made
             if node is best or (node in scores and _kin(node, best)) or _lead(node)]
 
 
 def _block(line: str) -> Block | None:
-    text = " ".join(html.unescape(_TAG.sub(" ", line)).split())
-    if not text:
+    words = html.unescape(_TAG.sub(" ", line)).split()
+    if not words:
         return None
-    linked = sum(len(_TAG.sub(" ", inner).split()) for inner in _LINK.findall(line))
-    return Block(text, len(text.split()), linked, bool(_HEADING.match(line)))
+    linked = (sum(len(_TAG.sub(" ", inner).split()) for inner in _LINK.findall(line))
+              if "<a" in line else 0)
+    return Block(" ".join(words), len(words), linked, bool(_HEADING.match(line)))
 
 
-def article_blocks(region: list[DOMNode], main_content: bool = True) -> list[Block]:
-    """The blocks of the region's text, in document order: the region parsed on its own,
-    through resiliparse's main-content mode unless ``main_content`` is False."""
-    fragment = "".join(_WRAP.get(node.tag or "", "{}").format(node.html) for node in region)
-    marked = extract_plain_text(HTMLTree.parse(fragment), preserve_formatting="minimal_html",
-                                main_content=main_content, links=True, comments=False,
+def _wrapped_html(node: DOMNode) -> str:
+    tags = _WRAP.get(node.tag or "", ())
+    return "".join(f"<{tag}>" for tag in tags) + node.html + "".join(
+        f"</{tag}>" for tag in reversed(tags))
+
+
+def _wrapped_node(tree: HTMLTree, node: DOMNode) -> DOMNode:
+    outer = node
+    for tag in reversed(_WRAP.get(node.tag or "", ())):
+        element = tree.create_element(tag)
+        if element is None:
+            raise ValueError(f"lexbor made no <{tag}> element")
+        element.append_child(outer)
+        outer = element
+    return outer
+
+
+def _region_alone(tree: HTMLTree, region: list[DOMNode]) -> tuple[HTMLTree, bool]:
+    """A tree holding the region alone, as its HTML parsed on its own gives it, and whether
+    it nests too deep for the main-content pass (:func:`neardup.text.html.too_deep`). The
+    page's own tree, its body's content replaced by the region, where that gives the same
+    tree (a third of the cost of a second parse), else the region's HTML parsed."""
+    body = tree.body
+    if body is None or not all(node.tag in _IN_PLACE for node in region):
+        fragment = "".join(map(_wrapped_html, region))
+        alone = HTMLTree.parse(fragment)
+        return alone, too_deep(fragment, alone)
+    for node in region:  # detached first: lexbor links a node in without unlinking it
+        parent = node.parent
+        if parent is not None:
+            parent.remove_child(node)
+    body.replace_children(*(_wrapped_node(tree, node) for node in region))
+    return tree, nests_too_deep(tree)
+
+
+def article_blocks(tree: HTMLTree, region: list[DOMNode]) -> list[Block]:
+    """The blocks of the region's text, in document order: the region alone (the page's
+    ``tree`` is cut down to it, see :func:`_region_alone`), through resiliparse's
+    main-content mode unless the region nests too deep for it."""
+    alone, deep = _region_alone(tree, region)
+    marked = extract_plain_text(alone, preserve_formatting="minimal_html",
+                                main_content=not deep, links=True, comments=False,
                                 list_bullets=False, alt_texts=False)
-    return [block for block in (_block(line.strip()) for line in marked.split("\n"))
+    return [block for block in map(_block, map(str.strip, marked.split("\n")))
             if block is not None]
 
 
-def article_of_tree(tree: HTMLTree, deep: bool = False) -> str | None:
-    """The article text of a parsed page, its blocks separated by blank lines; None when the
-    page has no article. ``deep``: the page nests too deep for the main-content pass
-    (:func:`neardup.text.html.too_deep`), which the region is then spared."""
-    region = article_region(tree)
-    if not region:
-        return None
-    blocks = [block.text for block in article_blocks(region, not deep) if not block.linked]
+def _article(tree: HTMLTree, region: list[DOMNode]) -> str | None:
+    blocks = [block.text for block in article_blocks(tree, region) if not block.linked]
     return "\n\n".join(blocks) or None
+
+
+def article_of_tree(tree: HTMLTree) -> str | None:
+    """The article text of a parsed page, its blocks separated by blank lines; None when the
+    page has no article. When the page has an article region, the tree is cut down to it:
+    take anything else from the tree first."""
+    region = article_region(tree)
+    return _article(tree, region) if region else None
 
 
 def article_text(raw: bytes, charset: str | None = None) -> str:
     """The article text of a page (``--extract article``); resiliparse's main content when
     the page has no article, so that no page loses its text."""
     tree = parse_html(raw, charset)
-    deep = too_deep(raw, tree)
-    article = article_of_tree(tree, deep)
-    return article if article is not None else tree_text(tree, main_content=not deep)
+    region = article_region(tree)
+    if region:
+        article = _article(tree, region)
+        if article is not None:
+            return article
+        tree = parse_html(raw, charset)  # cut down to the region: parsed again
+    return tree_text(tree, main_content=not too_deep(raw, tree))

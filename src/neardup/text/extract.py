@@ -18,7 +18,7 @@ from types import ModuleType
 from neardup.config import EXTRACTORS, Extractor
 from neardup.errors import ConfigError
 from neardup.text.article import article_of_tree, article_text
-from neardup.text.html import decode_payload, extract_text, parse_html, too_deep, tree_text
+from neardup.text.html import decode_payload, extract_text, parse_html, tree_text
 
 __all__ = ["extract", "require_extractor", "trafilatura_text", "views"]
 
@@ -69,4 +69,4 @@ def views(raw: bytes, charset: str | None = None) -> tuple[str, str | None]:
     no article (too little text-dense content, see :mod:`neardup.text.article`)."""
     tree = parse_html(raw, charset)
     full = tree_text(tree)  # first: the article pass reads the tree and never edits it
-    return full, article_of_tree(tree, too_deep(raw, tree))
+    return full, article_of_tree(tree)
