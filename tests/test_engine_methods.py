@@ -196,6 +196,7 @@ def test_sorted_keys_order_by_key_then_document_whatever_the_write_order(tmp_pat
         (2, 2), (2, 8), (5, 1), (5, 3), (5, 7), (9, 0)]
 
 
+@pytest.mark.slow  # about 45 s; test_overlap.py checks coarse counting against brute force fast
 @pytest.mark.parametrize("overlap", [OverlapConfig(algorithm="coarse"),
                                      OverlapConfig(algorithm="coarse", pilot=0.3, hashes=3,
                                                    buckets=64),

@@ -61,7 +61,7 @@ def test_online_and_batch_equal_brute_force(stored: list[int], queries: list[int
 
 @given(clustered(), clustered(), st.sampled_from(DESIGNS), st.integers(0, 3), st.booleans(),
        st.integers(0, 2))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_queries_answered_together_equal_each_online_query(
         stored: list[int], queries: list[int], design: HammingDesign, k: int, compress: bool,
         segments: int) -> None:

@@ -78,6 +78,7 @@ def test_a_writer_upgrades_a_version_3_store_with_the_same_answers(
         assert answers(reader) == v3_store[1]
 
 
+@pytest.mark.slow  # the version-3 store of the module fixture takes about 20 s to build
 def test_an_upgraded_store_goes_on_as_one_built_by_this_version(
         tmp_path: Path, v3_store: tuple[Path, dict[str, object]]) -> None:
     docs = pages()
