@@ -68,5 +68,5 @@ def views(raw: bytes, charset: str | None = None) -> tuple[str, str | None]:
     "full")``) and its article text (as ``extract(raw, "article")``), None when the page has
     no article (too little text-dense content, see :mod:`neardup.text.article`)."""
     tree = parse_html(raw, charset)
-    full = tree_text(tree)  # first: the article pass reads the tree and never edits it
+    full = tree_text(tree)  # first: the article pass cuts the tree down to its region
     return full, article_of_tree(tree)
