@@ -121,7 +121,7 @@ class Fingerprinter(Generic[F]):
         is made of too (what a compact work directory stores instead of the set).
         ``shingle_print``: the prints carry the shingle-level exact hash; without it (a
         store's queries, which look up the identical and lexical levels only) their
-        ``shingle`` is 0 and, unless the set is kept or signed, no shingle set is made."""
+        ``shingle`` is 0, and no shingle set is made unless it is kept or signed."""
         require_extractor(config.text.extract)
         self.config = config
         self.verify_sets = verify_sets
@@ -136,6 +136,7 @@ class Fingerprinter(Generic[F]):
         self.two_views = len(config.views) > 1
         self.signs_verify_sets = self.signer is not None and \
             config.of(MinHashConfig).shingles == config.verify_shingles
+        self.shingle_print = shingle_print
         self.makes_sets = verify_sets or shingle_print or self.signs_verify_sets
 
     def _signature(self, canonical: bytes, shingles: U64 | None) -> U64 | None:
@@ -182,7 +183,8 @@ class Fingerprinter(Generic[F]):
         verify = self.config.verify_shingles
         shingles = (shingle_set_of_tokens(tokens, verify.width, verify.seed)
                     if self.makes_sets else None)
-        exact = exact_prints(doc.raw, canonical, shingles, self.config.exact)
+        exact = exact_prints(doc.raw, canonical, shingles if self.shingle_print else None,
+                             self.config.exact)
         simhash = self.simhash.of_tokens(tokens, canonical) if self.simhash is not None else 0
         signature = self._signature(canonical, shingles)
         found = self._features(doc, text, canonical, tokens) if features else None
