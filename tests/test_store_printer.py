@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup.config import ShingleConfig, SimHashConfig, SketchConfig, StoreConfig
+from neardup.config import DedupConfig, ShingleConfig, SimHashConfig, SketchConfig, StoreConfig
 from neardup.document import Document
 from neardup.features.tokens import canonical_tokens
 from neardup.fingerprints.simhash import SimHash
 from neardup.fingerprints.sketch import Sketcher
-from neardup.methods.fingerprinter import DocumentPrints
+from neardup.methods.fingerprinter import DocumentPrints, Fingerprinter
 from neardup.store.printer import SketchOf, StoreFeatures, features_of, store_fingerprinter
 from neardup.text.compiled import kernel_mode
 from neardup.text.extract import extract
@@ -165,3 +165,18 @@ def test_query_prints_equal_add_prints_but_the_shingle_level(texts: list[str],
         _same_features(features_of(asked), features_of(added))
         assert asked.shingle == 0
         assert added.shingle != 0 or not added.tokens
+
+
+def test_no_shingle_print_whatever_else_makes_the_set() -> None:
+    """Without the shingle print its level is 0 even when the set is kept (``verify_sets``)
+    or signed (the min-hash default); the set and the signature are unchanged."""
+    doc = Document(id="d", raw=("one two three four five six seven " * 20).encode(),
+                   kind="text")
+    for verify_sets in (True, False):
+        plain = Fingerprinter(DedupConfig(), verify_sets=verify_sets)(doc)
+        bare = Fingerprinter(DedupConfig(), verify_sets=verify_sets, shingle_print=False)(doc)
+        assert plain.shingle != 0 and bare.shingle == 0
+        np.testing.assert_array_equal(bare.shingles, plain.shingles)
+        assert bare.signature is not None and plain.signature is not None
+        np.testing.assert_array_equal(bare.signature, plain.signature)
+        assert (bare.identical, bare.lexical) == (plain.identical, plain.lexical)
