@@ -135,3 +135,26 @@ def test_an_answer_arrives_in_one_piece(server: Server) -> None:
                           if line.lower().startswith(b"content-length:"))
             assert len(answer) == length, first
             assert json.loads(answer)["matches"][0]["id"] == "whole"
+
+
+def test_a_reader_answers_503_when_the_writer_is_gone(tmp_path: Any) -> None:
+    """An add passed on to a writer process that does not answer gets the service's JSON
+    error, 503 with Retry-After, naming the writer's socket."""
+    from neardup.service.readers import ADD_PATH, ForwardAdds, WriterLink
+
+    link = WriterLink(str(tmp_path / "gone.sock"), timeout=5.0)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b'{"documents": []}', "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": ADD_PATH, "method": "POST", "headers": []}
+    asyncio.run(ForwardAdds(None, link)(scope, receive, send))  # type: ignore[arg-type]
+    start, body = sent
+    assert start["status"] == 503
+    assert (b"retry-after", b"5") in start["headers"]
+    error = json.loads(body["body"])["error"]
+    assert error["type"] == "store_unavailable" and "gone.sock" in error["message"]

@@ -76,4 +76,3 @@ def neardup_response(error: NeardupError, root: Path | None) -> JSONResponse:
     if isinstance(error, ConfigError | SourceError):
         return error_response(400, "bad_request", message)
     return error_response(500, "error", message)
-

@@ -16,7 +16,6 @@ saying why)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -30,6 +29,7 @@ from typing import Any
 from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
 from neardup.service.asgi import App, Receive, Scope, Send
+from neardup.service.problems import error_response
 from neardup.service.settings import ServiceConfig
 from neardup.store import Store
 
@@ -157,10 +157,9 @@ class ForwardAdds:
         try:
             status, headers, answer = await self.link.add(body, authorization)
         except OutputError as error:
-            status, headers = 503, [(b"content-type", b"application/json"),
-                                    (b"retry-after", b"5")]
-            answer = json.dumps({"error": {"code": 503, "type": "store_unavailable",
-                                           "message": str(error)}}).encode()
+            refused = error_response(503, "store_unavailable", str(error), {"Retry-After": "5"})
+            await refused(scope, receive, send)
+            return
         await send({"type": "http.response.start", "status": status,
                     "headers": [*headers, (b"content-length", str(len(answer)).encode())]})
         await send({"type": "http.response.body", "body": answer})
