@@ -9,7 +9,7 @@ import json
 import time
 from contextlib import suppress
 
-from neardup.service.asgi import App, Message, Receive, Scope, Send
+from neardup.service.asgi import App, Message, Receive, Scope, Send, send_answer
 from neardup.service.metrics import Metrics
 
 __all__ = ["Guard"]
@@ -128,8 +128,5 @@ def _checked_headers(scope: Scope) -> dict[bytes, str]:
 
 async def _refuse(send: Send, status: int, kind: str, message: str) -> None:
     body = json.dumps({"error": {"code": status, "type": kind, "message": message}}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": body})
+    await send_answer(send, status, [(b"content-type", b"application/json"),
+                                     (b"connection", b"close")], body)

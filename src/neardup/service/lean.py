@@ -14,7 +14,7 @@ from pydantic_core import to_json
 from starlette.responses import JSONResponse
 
 from neardup.errors import NeardupError
-from neardup.service.asgi import App, Receive, Scope, Send
+from neardup.service.asgi import App, Receive, Scope, Send, send_answer
 from neardup.service.problems import (
     Problem,
     error_response,
@@ -70,8 +70,5 @@ async def _sent(answer: Awaitable[Any], send: Send, root: Any) -> JSONResponse |
         return invalid_response([{**p, "loc": ("body", *p["loc"])} for p in error.errors()])
     except NeardupError as error:
         return neardup_response(error, root)
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-length", b"%d" % len(body)),
-                            (b"content-type", b"application/json")]})
-    await send({"type": "http.response.body", "body": body})
+    await send_answer(send, 200, [(b"content-type", b"application/json")], body)
     return None

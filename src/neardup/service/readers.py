@@ -28,7 +28,7 @@ from typing import Any
 
 from neardup.errors import OutputError
 from neardup.methods.workers import ignore_interrupts
-from neardup.service.asgi import App, Receive, Scope, Send
+from neardup.service.asgi import App, Receive, Scope, Send, send_answer
 from neardup.service.problems import error_response
 from neardup.service.settings import ServiceConfig
 from neardup.store import Store
@@ -160,9 +160,7 @@ class ForwardAdds:
             refused = error_response(503, "store_unavailable", str(error), {"Retry-After": "5"})
             await refused(scope, receive, send)
             return
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [*headers, (b"content-length", str(len(answer)).encode())]})
-        await send({"type": "http.response.body", "body": answer})
+        await send_answer(send, status, headers, answer)
 
 
 class _AddRoute:
