@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from neardup.errors import ConfigError
 from neardup.index.hamming import HammingDesign, TablePlan
-from neardup.index.segmented import HammingIndex
+from neardup.index.segmented import DELTA_TAIL, HammingIndex
 from neardup.index.tables import Matches, PermutedTables, brute_force_matches
 
 fingerprint = st.integers(0, 2**64 - 1)
@@ -190,3 +190,32 @@ def test_an_unfrozen_delta_answers_as_brute_force_nearest_first() -> None:
     expected = brute_force_matches(stored, range(len(stored)), [base], 2)
     assert _triples(found) == _triples(expected) and len(found) >= 100
     assert found.distance.tolist() == sorted(found.distance.tolist())
+
+
+def test_a_delta_grown_in_small_adds_is_indexed_in_runs_and_answers_as_brute_force() -> None:
+    """A delta several tails long, added a few at a time (a crawler's adds), is mostly in runs
+    of permuted tables, and its online, together and batch answers equal brute force; a freeze
+    leaves no run behind."""
+    rng = np.random.default_rng(11)
+    bases = rng.integers(0, 2**63, size=400).tolist()
+    copies = [b ^ (1 << int(bit)) ^ (1 << int(other)) for b in bases
+              for bit, other in rng.integers(0, 64, size=(3, 2))]
+    stored = bases + copies + rng.integers(0, 2**63, size=3 * DELTA_TAIL).tolist()
+    order = rng.permutation(len(stored))
+    stored = [stored[i] for i in order]
+    index = HammingIndex(DESIGNS[2], 3)
+    for start in range(0, len(stored), 7):
+        index.add(stored[start:start + 7], range(start, min(start + 7, len(stored))))
+    assert index.delta_size == len(stored)
+    assert index._indexed() > len(stored) - DELTA_TAIL          # only the tail is scanned
+    queries = bases[:50] + rng.integers(0, 2**63, size=20).tolist()
+    expected = brute_force_matches(stored, range(len(stored)), queries, 3).sorted()
+    together = index.query_each(queries, 3)
+    for field in ("query", "id", "distance"):
+        assert getattr(together, field).tolist() == getattr(expected, field).tolist()
+    assert _triples(index.query_batch(queries, 3)) == _triples(expected)
+    assert _triples(index.query(queries[0], 3)) == {
+        (0, i, d) for q, i, d in _triples(expected) if q == 0}
+    segment = index.freeze()
+    assert segment is not None and len(segment) == len(stored) and index._runs == []
+    assert _triples(index.query_batch(queries, 3)) == _triples(expected)

@@ -1,9 +1,15 @@
 """``HammingIndex``: a growing Hamming index made of immutable segments and an in-memory delta.
 
-New fingerprints go to the delta (checked by brute force, compiled, while small); ``freeze``
-turns the delta into a :class:`PermutedTables` segment, and ``merge`` combines segments (the store
-persists and memory-maps them). Queries read every segment and the delta; their results equal a
-brute-force scan of everything added.
+New fingerprints go to the delta; ``freeze`` turns the delta into a :class:`PermutedTables`
+segment, and ``merge`` combines segments (the store persists and memory-maps them). Queries read
+every segment and the delta; their results equal a brute-force scan of everything added.
+
+The delta is indexed as it grows, so that a query's cost does not grow with it (a store's insert
+log holds up to ``flush_every`` documents, 100,000 by default, and a brute-force scan of them
+would cost a query about 80 µs): its newest :data:`DELTA_TAIL` fingerprints at most are scanned
+by brute force, compiled; each full tail becomes a run of permuted tables, and the newest run is
+merged into the one before it while it is at least half its size (O(log n) runs, each
+fingerprint re-sorted O(log n) times), as :class:`neardup.store.postings.PostingDelta` does.
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ from neardup.errors import ConfigError
 from neardup.index.hamming import HammingDesign, TablePlan
 from neardup.index.tables import Matches, PermutedTables, scan_each
 
-__all__ = ["HammingIndex"]
+__all__ = ["DELTA_TAIL", "HammingIndex"]
 
+DELTA_TAIL = 4_096
+"""The most fingerprints of the delta scanned by brute force (the rest are in runs)."""
 
 
 class HammingIndex:
@@ -44,6 +52,9 @@ class HammingIndex:
         self._size = 0
         """The delta: the first ``_size`` entries of buffers that grow by doubling (an add
         copies only what it adds; a query reads a view)."""
+        self._runs: list[tuple[int, PermutedTables]] = []
+        """Runs of permuted tables over the delta, in order: (first position, tables); the
+        entries from the last run's end to ``_size`` are the tail."""
 
     def __len__(self) -> int:
         return sum(len(s) for s in self.segments) + self._size
@@ -66,9 +77,32 @@ class HammingIndex:
         self._values[self._size:end] = values
         self._ids[self._size:end] = labels
         self._size = end
+        if self._size - self._indexed() >= DELTA_TAIL:
+            self._index_tail()
 
     def _delta(self) -> tuple[U64, I64]:
         return self._values[:self._size], self._ids[:self._size]
+
+    def _indexed(self) -> int:
+        """How many entries of the delta its runs cover (the tail starts there)."""
+        return len(self._runs[-1][1]) + self._runs[-1][0] if self._runs else 0
+
+    def _index_tail(self) -> None:
+        """Make the tail a run, then merge the newest run into the one before it while it is
+        at least half its size."""
+        first = self._indexed()
+        self._runs.append((first, self._run(first, self._size)))
+        while len(self._runs) > 1 and 2 * len(self._runs[-1][1]) >= len(self._runs[-2][1]):
+            self._runs.pop()
+            first = self._runs.pop()[0]
+            self._runs.append((first, self._run(first, self._size)))
+
+    def _run(self, first: int, end: int) -> PermutedTables:
+        return PermutedTables.build(self.plans, self._values[first:end], self._ids[first:end])
+
+    def _tail(self) -> tuple[U64, I64]:
+        first = self._indexed()
+        return self._values[first:self._size], self._ids[first:self._size]
 
     def _check_k(self, k: int | None) -> int:
         k = self.max_k if k is None else k
@@ -88,8 +122,8 @@ class HammingIndex:
         queries = np.atleast_1d(np.asarray(fingerprints, dtype=np.uint64))
         if not queries.size:
             return Matches.empty()
-        parts = [segment.query_each(queries, k) for segment in self.segments]
-        values, ids = self._delta()
+        parts = [tables.query_each(queries, k) for tables in self._tables()]
+        values, ids = self._tail()
         if values.size:
             parts.append(scan_each(values, ids, queries, k))
         found = [part for part in parts if len(part)]
@@ -101,8 +135,8 @@ class HammingIndex:
         """Every (query position, stored id, distance) within ``k`` bits (Manku's batch mode)."""
         k = self._check_k(k)
         queries = np.atleast_1d(np.asarray(fingerprints, dtype=np.uint64))
-        parts = [segment.query_batch(queries, k) for segment in self.segments]
-        values, ids = self._delta()
+        parts = [tables.query_batch(queries, k) for tables in self._tables()]
+        values, ids = self._tail()
         if values.size and queries.size:
             delta = PermutedTables.build(self.plans, values, ids)
             parts.append(delta.query_batch(queries, k))
@@ -118,7 +152,12 @@ class HammingIndex:
         self._values = np.empty(0, dtype=np.uint64)
         self._ids = np.empty(0, dtype=np.int64)
         self._size = 0
+        self._runs = []
         return segment
+
+    def _tables(self) -> list[PermutedTables]:
+        """The segments, then the delta's runs."""
+        return [*self.segments, *(tables for _, tables in self._runs)]
 
     def compress(self) -> None:
         """Compress the tables of every segment (queries then decode blocks as they probe)."""

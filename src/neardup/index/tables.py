@@ -409,7 +409,8 @@ def scan_each(stored: U64, ids: I64, queries: U64, k: int) -> Matches:
             break
         size = found
     query, position, distance = (array[:found] for array in out)
-    return Matches(query, ids[position], distance).sorted()
+    matches = Matches(query, ids[position], distance)
+    return matches.sorted() if found > 1 else matches
 
 
 def brute_force_matches(stored: npt.ArrayLike, ids: npt.ArrayLike, queries: npt.ArrayLike,
