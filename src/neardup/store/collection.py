@@ -545,8 +545,7 @@ class Store:
         with self._mutex:
             found = [docs_holding(self._keys[s.name][name], wanted) for s in self.segments]
             found.append(self.keys[name].docs_holding(wanted))
-        docs: list[int] = np.unique(np.concatenate(found)).tolist()
-        return docs
+        return _sorted_distinct(found)
 
     def sharing(self, values: list[int]) -> list[int]:
         """The stored documents whose sketch holds any of ``values`` (signed), sorted: the
@@ -555,8 +554,7 @@ class Store:
         with self._mutex:
             found = [docs_holding(self._runs[s.name], wanted) for s in self.segments]
             found.append(self.postings.docs_holding(wanted))
-        docs: list[int] = np.unique(np.concatenate(found)).tolist()
-        return docs
+        return _sorted_distinct(found)
 
     def value_pages(self, host: int, kind: int, wanted: I64) -> I64:
         """The stored pages of ``host`` (signed key) holding each of ``wanted`` (values of
@@ -731,3 +729,12 @@ def writer_lock(root: Path) -> int:
         os.close(descriptor)
         raise StoreError(f"{root}: another process is writing to this store") from error
     return descriptor
+
+
+def _sorted_distinct(parts: list[I64]) -> list[int]:
+    """The documents of ``parts`` sorted, each once (a query's few: a set, not ``np.unique``,
+    whose fixed cost is ten times theirs)."""
+    docs = np.concatenate(parts)
+    if docs.size > 4_096:
+        return list(np.unique(docs).tolist())
+    return sorted(set(docs.tolist()))

@@ -14,6 +14,8 @@ of its key's rows over every segment and the delta.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import numpy as np
 
 from neardup._types import I64
@@ -88,11 +90,10 @@ class Counts:
     def __init__(self, asked: Asked) -> None:
         self.hosts = np.array([host for host, _, _ in asked], dtype=np.int64)
         self.kinds = np.array([kind for _, kind, _ in asked], dtype=np.int64)
-        sizes = [values.size for _, _, values in asked]
-        self.bounds = np.zeros(len(asked) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=self.bounds[1:])
-        self.wanted = (np.concatenate([values for _, _, values in asked]).astype(np.int64)
-                       if asked else np.empty(0, dtype=np.int64))
+        self.bounds = np.array([0, *accumulate(values.size for _, _, values in asked)],
+                               dtype=np.int64)
+        self.wanted = (np.concatenate([values for _, _, values in asked]).astype(
+            np.int64, copy=False) if asked else np.empty(0, dtype=np.int64))
         self.total = np.zeros(self.wanted.size, dtype=np.int64)
 
     def add(self, tally: Tally) -> None:
