@@ -85,6 +85,12 @@ def build_store(store: Path, count: int) -> dict[str, float]:
     return {"documents": count, "index_wall_seconds": round(time.perf_counter() - start, 1)}
 
 
+def _window(args: argparse.Namespace) -> list[str]:
+    """``neardup serve``'s query window option, when the run sets one."""
+    return [] if args.query_window_ms is None else ["--query-window-ms",
+                                                     str(args.query_window_ms)]
+
+
 def start_server(store: Path, token_file: Path,
                  *extra: str) -> tuple[subprocess.Popen[bytes], int, float]:
     with socket.socket() as probe:
@@ -378,7 +384,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "loop": "open (latency from each request's due time)" if args.rate else
                 "closed (each client sends as soon as it has its answer)",
         "client_processes": args.client_processes, "readers": args.readers,
-        "add_share": ADD_SHARE[0],
+        "query_window_ms": args.query_window_ms, "add_share": ADD_SHARE[0],
         "note": "clients and server share this machine's cores: the clients' CPU is "
                 "taken from the server's"}
     store = args.store or work / "store"
@@ -386,7 +392,8 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         results["build"] = build_store(store, args.documents)
     token_file = work / "token"
     token_file.write_text(TOKEN)
-    server, port, startup = start_server(store, token_file, "--readers", str(args.readers))
+    server, port, startup = start_server(store, token_file, "--readers", str(args.readers),
+                                         *_window(args))
     results["server_start_seconds"] = round(startup, 2)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz") as answer:
         results["stored"] = stored = json.loads(answer.read())["documents"]
@@ -418,7 +425,7 @@ def kill_under_load(args: argparse.Namespace, store: Path, token_file: Path,
     tally = asyncio.run(loaded())
     server.wait()
     time.sleep(1)                                  # the readers die with the server
-    restarted, new_port, startup = start_server(store, token_file)
+    restarted, new_port, startup = start_server(store, token_file, *_window(args))
     try:
         missing = check_adds(new_port, tally.acknowledged)
     finally:
@@ -468,6 +475,8 @@ def main() -> None:
                              "each request's due time); 0: closed loop, as fast as answered")
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--client-processes", type=int, default=1)
+    parser.add_argument("--query-window-ms", type=float, default=None,
+                        help="neardup serve --query-window-ms (its default when not given).")
     parser.add_argument("--readers", type=int, default=2,
                         help="neardup serve --readers (reader processes beside the writer).")
     parser.add_argument("--runs", type=int, default=3)

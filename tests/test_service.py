@@ -485,3 +485,58 @@ def test_queries_of_one_loop_turn_make_one_batch_answered_as_each_alone(tmp_path
             assert sizes == [len(bodies)]
             assert [outcome(a) for a in together] == [outcome(a) for a in alone]
             assert sum(isinstance(a, Problem) for a in together) == 1
+
+
+def test_a_busy_service_gathers_queries_for_its_window_and_an_idle_one_answers_at_once(
+        tmp_path: Path) -> None:
+    """In process, read-only store: a query asked when no batch was answered within the
+    window is answered in a batch of its own at once; queries asked in later turns of the
+    loop within the window after it are answered together, no sooner than the window's end,
+    each as it is alone; with no window each is answered alone."""
+    import asyncio
+
+    from neardup.service.queries import QueryBatches, query_answer
+    from neardup.service.schemas import query_request
+    from neardup.store import open_store
+
+    with open_store(tmp_path / "s") as store:
+        store.add([Document(id=f"d{n}", raw=_text(800 + n).encode(), kind="text")
+                   for n in range(3)])
+    model = query_request(3)
+    bodies = [model.model_validate({"text": _text(800 + n)}) for n in range(3)]
+
+    async def ask(batches: QueryBatches) -> tuple[list[Any], float, float]:
+        loop = asyncio.get_running_loop()
+        first = await asyncio.wait_for(batches.answer(bodies[0]), 10)  # idle: no wait
+        answered = loop.time()
+        later = [asyncio.ensure_future(batches.answer(bodies[1]))]
+        await asyncio.sleep(0.01)                                       # a later turn
+        later.append(asyncio.ensure_future(batches.answer(bodies[2])))
+        rest = await asyncio.gather(*later)
+        return [first, *rest], answered, loop.time()
+
+    with open_store(tmp_path / "s", read_only=True) as store:
+        alone = [query_answer(store, body) for body in bodies]
+        for window, expected in ((0.5, [1, 2]), (0.0, [1, 1, 1])):
+            sizes: list[int] = []
+            answers, answered, done = asyncio.run(ask(QueryBatches(store, sizes.append,
+                                                                   window)))
+            assert sizes == expected and answers == alone
+            if window:
+                assert done - answered >= window * 0.99
+
+
+def test_serve_takes_its_query_window(tmp_path: Path) -> None:
+    """``neardup serve --query-window-ms``: a query sent right after another was answered
+    waits for the window (1 s here)."""
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    running = start_server(tmp_path / "store", "--query-window-ms", "1000",
+                           token_file=token_file)
+    try:
+        assert call(running, "POST", "/v1/query", {"text": _text(5)})[0] == 200
+        started = time.monotonic()
+        assert call(running, "POST", "/v1/query", {"text": _text(6)})[0] == 200
+        assert time.monotonic() - started >= 0.9
+    finally:
+        stop_server(running)

@@ -15,7 +15,11 @@ class ServiceConfig:
     ``max_body_bytes`` gets 413; an add takes at most ``max_documents``; the writer commits up
     to ``group_max`` documents of queued adds in one transaction (group commit); with
     ``queue_limit`` adds waiting, further adds get 503 with Retry-After. ``token`` also
-    guards every read route and the metrics unless ``public_reads``."""
+    guards every read route and the metrics unless ``public_reads``. A query arriving less
+    than ``query_window`` seconds after the last batch of queries was answered waits until
+    that much time has passed, with the queries arriving meanwhile (one read of the store
+    for all of them: under load, fewer and larger batches); at other times it is answered
+    at once."""
 
     token: str
     public_reads: bool = False
@@ -24,6 +28,7 @@ class ServiceConfig:
     group_max: int = 2000
     queue_limit: int = 512
     add_timeout: float = 120.0
+    query_window: float = 0.002
 
     def __post_init__(self) -> None:
         if len(self.token) < 16:
@@ -38,3 +43,5 @@ class ServiceConfig:
                               "so that a group commits in one transaction)")
         if self.add_timeout <= 0:
             raise ConfigError(f"add_timeout={self.add_timeout}: must be positive")
+        if not 0 <= self.query_window <= 1:
+            raise ConfigError(f"query_window={self.query_window}: must be 0 to 1 second")
