@@ -14,10 +14,10 @@ service's ``query_window`` ago, once that window has passed), with one read of t
 all of its plain queries (:meth:`Store.query_many`; each answer equals its query's alone). A
 batch costs a fixed part (a compiled call per index segment, tally and key run, an SQL
 statement) and a part per query about as large: under load, waiting a few milliseconds for a
-larger batch saves more CPU than it adds latency, and when the service is idle nothing waits. A read-only store (a
-reader process, which has no other work) is asked on the event loop, after taking in the
-writer's commits; a writable store is asked in the thread pool, since its writer thread may
-hold it."""
+larger batch saves more CPU than it adds latency, and when the service is idle nothing waits.
+A read-only store (a reader process, which has no other work) is asked on the event loop, after
+taking in the writer's commits; a writable store is asked in the thread pool, since its writer
+thread may hold it."""
 
 from __future__ import annotations
 
