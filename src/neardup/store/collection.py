@@ -70,7 +70,6 @@ from neardup.store.postings import (
     PostingDelta,
     Run,
     docs_holding,
-    log_postings,
     merged_runs,
     sketch_postings,
 )
@@ -224,23 +223,27 @@ class Store:
         its postings and tally."""
         last = self.segments[-1].last if self.segments else -1
         self.postings = PostingDelta()
-        self.postings.add(*log_postings(self.db, self.meta_path, last + 1))
         self.tallies = TallyDelta()
-        self.tallies.add(log_tally(self.db, self.meta_path, last + 1))
         self.keys = new_deltas()
-        rows = self._log_rows(last + 1)
-        if rows:
-            docs = np.array([r[0] for r in rows], dtype=np.int64)
-            fps = np.array([r[SIMHASH] for r in rows], dtype=np.int64).view(np.uint64)
-            self.index.add(fps, docs)
+        self._take_in(last + 1)
 
-    def _log_rows(self, first: int) -> list[tuple[object, ...]]:
-        """The checked rows of documents ``first`` and later, their keys added to the delta;
-        returns those indexed (with tokens)."""
+    def _take_in(self, first: int) -> None:
+        """Add documents ``first`` and later to the delta: their fingerprints, keys, sketch
+        postings and counted values, from one read of their checked document and sketch
+        rows (and of the ``counted`` list)."""
         rows = documents_where(self.db, self.meta_path, "doc >= ? ORDER BY doc", (first,))
+        sketches = formats.checked_rows(self.db.execute(
+            "SELECT doc, modulus, data, shingles, crc FROM sketches WHERE doc >= ? ORDER BY doc",
+            (first,)).fetchall(), self.meta_path)
         for name, run in row_keys(rows).items():
             self.keys[name].add(*run)
-        return [row for row in rows if row[TOKENS]]
+        self.postings.add(*sketch_postings(sketches))
+        self.tallies.add(log_tally(self.db, self.meta_path, first, rows, sketches))
+        indexed = [row for row in rows if row[TOKENS]]
+        if indexed:
+            self.index.add(np.array([r[SIMHASH] for r in indexed], dtype=np.int64
+                                    ).view(np.uint64),
+                           np.array([r[0] for r in indexed], dtype=np.int64))
 
     def _reload(self) -> None:
         """Rebuild the in-memory state from the files (after a failed flush or merge)."""
@@ -281,15 +284,9 @@ class Store:
                 self.tallies = TallyDelta()
                 self.keys = new_deltas()
             with self._sqlite(), formats.snapshot(self.db):
-                rows = self._log_rows(start)
-                self.postings.add(*log_postings(self.db, self.meta_path, start))
-                self.tallies.add(log_tally(self.db, self.meta_path, start))
+                self._take_in(start)
                 self.commits = stored_counter(self.db, "commits") or 0
                 self.next_doc = stored_counter(self.db) or 0
-            if rows:
-                self.index.add(np.array([r[SIMHASH] for r in rows], dtype=np.int64
-                                        ).view(np.uint64),
-                               np.array([r[0] for r in rows], dtype=np.int64))
         return True
 
     # -- writing -----------------------------------------------------------------------------

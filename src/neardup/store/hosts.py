@@ -35,9 +35,9 @@ from neardup._types import I64, U64
 from neardup.config import TemplateConfig
 from neardup.errors import CorruptDataError
 from neardup.features.templates import NO_HOST, REPORTED_HOSTS, host_key
-from neardup.store.formats import ROW_FIELDS, checked_rows, row_checksum
+from neardup.store.formats import ROW_FIELDS, row_checksum
 from neardup.store.printer import StoreFeatures
-from neardup.store.records import documents_in, select_in, signed, unsigned
+from neardup.store.records import select_in, signed, unsigned
 from neardup.store.tallies import Tally, empty_tally, tally_of
 
 __all__ = ["COUNTED", "SHINGLE", "SKETCH", "HostCounts", "NewPage", "PageValues", "PagesOf",
@@ -167,9 +167,11 @@ def _tally(columns: list[tuple[int, int, U64]]) -> Tally:
                     np.concatenate([held.view(np.int64) for _, _, held in columns]))
 
 
-def log_tally(db: sqlite3.Connection, path: Path, first: int) -> Tally:
-    """The tally of the counted pages numbered ``first`` and later (the insert log), from their
-    document and sketch rows, every row checked against its checksum."""
+def log_tally(db: sqlite3.Connection, path: Path, first: int, rows: Sequence[Sequence[Any]],
+              sketches: Sequence[Sequence[Any]]) -> Tally:
+    """The tally of the counted pages numbered ``first`` and later (the insert log), given
+    the checked document ``rows`` and sketch rows (doc, modulus, data, shingles) of the
+    documents ``first`` and later, read in the same transaction."""
     try:
         listed = db.execute("SELECT doc, crc FROM counted WHERE doc >= ? ORDER BY doc",
                             (first,)).fetchall()
@@ -180,18 +182,17 @@ def log_tally(db: sqlite3.Connection, path: Path, first: int) -> Tally:
     for doc, crc in listed:
         if row_checksum(COUNTED, doc) != crc:
             raise _damaged(path, COUNTED, doc)
-    docs = [int(doc) for doc, _ in listed]
-    if not docs:
+    if not listed:
         return empty_tally()
-    hosts = {int(row[0]): signed(host_key(row[HOST_FIELD]))
-             for row in documents_in(db, path, "doc", docs)}
-    sketches = checked_rows(select_in(db, "SELECT doc, modulus, data, shingles, crc FROM "
-                                          "sketches WHERE doc IN ({marks})", docs), path)
-    if len(hosts) != len(docs) or len(sketches) != len(docs):
+    counted = {int(doc) for doc, _ in listed}
+    hosts = {int(row[0]): signed(host_key(row[HOST_FIELD])) for row in rows
+             if int(row[0]) in counted}
+    held = [row for row in sketches if int(row[0]) in counted]
+    if len(hosts) != len(counted) or len(held) != len(counted):
         raise CorruptDataError(f"{path}: table {COUNTED} lists documents without their "
                                "document or sketch rows (damaged)")
     columns: list[tuple[int, int, U64]] = []
-    for doc, _, data, shingles in sketches:
+    for doc, _, data, shingles in held:
         columns.append((hosts[doc], SKETCH, np.frombuffer(data, dtype="<u8")))
         if shingles is not None:
             columns.append((hosts[doc], SHINGLE, np.frombuffer(shingles, dtype="<u8")))

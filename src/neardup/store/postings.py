@@ -12,18 +12,15 @@ the ``sketches`` table, appended in document order, is what makes them durable.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from neardup._types import I64
-from neardup.store.formats import checked_rows
 from neardup.text.compiled import njit
 
-__all__ = ["POSTING_ARRAYS", "PostingDelta", "docs_holding", "log_postings", "merged_runs",
+__all__ = ["POSTING_ARRAYS", "PostingDelta", "docs_holding", "merged_runs",
            "sketch_postings", "sorted_run"]
 
 POSTING_ARRAYS = ("postings.values", "postings.docs")
@@ -139,11 +136,3 @@ def sketch_postings(rows: Sequence[tuple[Any, ...]]) -> Run:
     if not values:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     return np.concatenate(values).astype(np.int64), np.concatenate(docs)
-
-
-def log_postings(db: sqlite3.Connection, path: Path, first: int) -> Run:
-    """The postings of the stored sketches of documents ``first`` and later, every sketch row
-    checked against its checksum."""
-    return sketch_postings(checked_rows(db.execute(
-        "SELECT doc, modulus, data, shingles, crc FROM sketches WHERE doc >= ? ORDER BY doc",
-        (first,)).fetchall(), path))
