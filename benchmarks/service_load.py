@@ -86,9 +86,11 @@ def build_store(store: Path, count: int) -> dict[str, float]:
 
 
 def _window(args: argparse.Namespace) -> list[str]:
-    """``neardup serve``'s query window option, when the run sets one."""
-    return [] if args.query_window_ms is None else ["--query-window-ms",
-                                                     str(args.query_window_ms)]
+    """``neardup serve``'s query and add window options the run sets."""
+    return [*([] if args.query_window_ms is None else ["--query-window-ms",
+                                                        str(args.query_window_ms)]),
+            *([] if args.add_window_ms is None else ["--add-window-ms",
+                                                      str(args.add_window_ms)])]
 
 
 def start_server(store: Path, token_file: Path,
@@ -384,7 +386,8 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "loop": "open (latency from each request's due time)" if args.rate else
                 "closed (each client sends as soon as it has its answer)",
         "client_processes": args.client_processes, "readers": args.readers,
-        "query_window_ms": args.query_window_ms, "add_share": ADD_SHARE[0],
+        "query_window_ms": args.query_window_ms, "add_window_ms": args.add_window_ms,
+        "add_share": ADD_SHARE[0],
         "note": "clients and server share this machine's cores: the clients' CPU is "
                 "taken from the server's"}
     store = args.store or work / "store"
@@ -477,6 +480,8 @@ def main() -> None:
     parser.add_argument("--client-processes", type=int, default=1)
     parser.add_argument("--query-window-ms", type=float, default=None,
                         help="neardup serve --query-window-ms (its default when not given).")
+    parser.add_argument("--add-window-ms", type=float, default=None,
+                        help="neardup serve --add-window-ms (its default when not given).")
     parser.add_argument("--readers", type=int, default=2,
                         help="neardup serve --readers (reader processes beside the writer).")
     parser.add_argument("--runs", type=int, default=3)

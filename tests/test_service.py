@@ -526,17 +526,43 @@ def test_a_busy_service_gathers_queries_for_its_window_and_an_idle_one_answers_a
                 assert done - answered >= window * 0.99
 
 
-def test_serve_takes_its_query_window(tmp_path: Path) -> None:
-    """``neardup serve --query-window-ms``: a query sent right after another was answered
-    waits for the window (1 s here)."""
+def test_serve_takes_its_query_and_add_windows(tmp_path: Path) -> None:
+    """``neardup serve --query-window-ms / --add-window-ms``: a query (an add) sent right
+    after another was answered (committed) waits for its window (1 s here)."""
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     running = start_server(tmp_path / "store", "--query-window-ms", "1000",
-                           token_file=token_file)
+                           "--add-window-ms", "1000", token_file=token_file)
     try:
-        assert call(running, "POST", "/v1/query", {"text": _text(5)})[0] == 200
-        started = time.monotonic()
-        assert call(running, "POST", "/v1/query", {"text": _text(6)})[0] == 200
-        assert time.monotonic() - started >= 0.9
+        for path, body in (("/v1/query", {"text": _text(5)}),
+                           ("/v1/documents", {"documents": [_doc("w1", 5)]})):
+            assert call(running, "POST", path, body)[0] == 200
+            started = time.monotonic()
+            assert call(running, "POST", path, body)[0] == 200
+            assert time.monotonic() - started >= 0.9, path
     finally:
         stop_server(running)
+
+
+def test_adds_within_the_window_share_one_commit(tmp_path: Path) -> None:
+    """In process: an add to an idle writer commits alone; adds queued within the window
+    after that commit wait for the window's end and commit together."""
+    from neardup.service.writer import GroupWriter
+    from neardup.store import open_store
+
+    def docs(n: int) -> list[Document]:
+        return [Document(id=f"g{n}", raw=_text(900 + n).encode(), kind="text")]
+
+    with open_store(tmp_path / "s") as store:
+        writer = GroupWriter(store, group_max=100, queue_limit=10, window=0.5)
+        try:
+            writer.submit(docs(0), None).result(10)
+            committed = time.monotonic()
+            later = [writer.submit(docs(n), None) for n in (1, 2)]
+            outcomes = [future.result(10) for future in later]
+            assert time.monotonic() - committed >= 0.45
+        finally:
+            writer.close()
+        assert writer.groups == 2 and writer.grouped_adds == 3
+        assert [o[0][0] for o in outcomes] == ["g1", "g2"]
+        assert len(store) == 3

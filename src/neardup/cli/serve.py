@@ -61,12 +61,18 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
 @click.option("--public-reads", is_flag=True,
               help="Answer the read routes (/v1/query, /v1/documents/{id}, /v1/clusters/{id}, "
                    "/v1/lost-and-found) and /metrics without the token; writes still need it.")
-@click.option("--query-window-ms", type=click.FloatRange(0, 1000), default=2.0,
+@click.option("--query-window-ms", type=click.FloatRange(0, 1000), default=5.0,
               show_default=True,
               help="A query arriving this soon after the last batch of queries was answered "
                    "waits for the rest of this time, to be answered with the queries that "
                    "arrive meanwhile (fewer store reads under load); 0 answers every query "
                    "at once. An idle service never waits.")
+@click.option("--add-window-ms", type=click.FloatRange(0, 1000), default=10.0,
+              show_default=True,
+              help="An add arriving this soon after the writer's last commit waits for the "
+                   "rest of this time, to be committed with the adds that arrive meanwhile "
+                   "(group commit under load); 0 commits at once. An idle service never "
+                   "waits.")
 @click.option("--readers", type=click.IntRange(0, 64), default=0, show_default=True,
               help="Reader processes answering requests beside this one, on the same port: "
                    "each maps the store read-only and sees every acknowledged add; adds go "
@@ -75,7 +81,8 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
               help="Write the OpenAPI schema to this file and exit.")
 def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path | None,
                   max_body_bytes: int, flush_every: int, queue_limit: int, public_reads: bool,
-                  query_window_ms: float, readers: int, write_openapi: Path | None) -> None:
+                  query_window_ms: float, add_window_ms: float, readers: int,
+                  write_openapi: Path | None) -> None:
     """Serve a store over HTTP: POST /v1/documents, POST /v1/query, GET /v1/documents/{id},
     /v1/clusters/{id}, /v1/lost-and-found?url=, /metrics (all with the token: Authorization:
     Bearer TOKEN; reads without it with --public-reads), and /healthz (open)."""
@@ -97,7 +104,8 @@ def serve_command(store_dir: Path | None, host: str, port: int, token_file: Path
         config = ServiceConfig(token=_token(store_dir, token_file),
                                max_body_bytes=max_body_bytes, queue_limit=queue_limit,
                                public_reads=public_reads,
-                               query_window=query_window_ms / 1000)
+                               query_window=query_window_ms / 1000,
+                               add_window=add_window_ms / 1000)
         click.echo(f"neardup: serving {store_dir} ({len(store)} documents) on "
                    f"http://{host}:{port}" + (f" with {readers} reader processes" if readers
                                               else "") +

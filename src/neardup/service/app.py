@@ -146,7 +146,8 @@ def create_app(config: ServiceConfig, store: Store | None = None,
         writer = None
         if store is not None:
             if not store.read_only:
-                writer = GroupWriter(store, config.group_max, config.queue_limit)
+                writer = GroupWriter(store, config.group_max, config.queue_limit,
+                                     config.add_window)
             app.state.neardup = _State(store, config, writer, metrics)
         try:
             yield

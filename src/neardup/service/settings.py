@@ -19,7 +19,8 @@ class ServiceConfig:
     than ``query_window`` seconds after the last batch of queries was answered waits until
     that much time has passed, with the queries arriving meanwhile (one read of the store
     for all of them: under load, fewer and larger batches); at other times it is answered
-    at once."""
+    at once. Likewise an add arriving less than ``add_window`` seconds after the writer's last
+    commit is committed when that window ends, with the adds arriving meanwhile."""
 
     token: str
     public_reads: bool = False
@@ -28,7 +29,8 @@ class ServiceConfig:
     group_max: int = 2000
     queue_limit: int = 512
     add_timeout: float = 120.0
-    query_window: float = 0.002
+    query_window: float = 0.005
+    add_window: float = 0.01
 
     def __post_init__(self) -> None:
         if len(self.token) < 16:
@@ -43,5 +45,6 @@ class ServiceConfig:
                               "so that a group commits in one transaction)")
         if self.add_timeout <= 0:
             raise ConfigError(f"add_timeout={self.add_timeout}: must be positive")
-        if not 0 <= self.query_window <= 1:
-            raise ConfigError(f"query_window={self.query_window}: must be 0 to 1 second")
+        for name in ("query_window", "add_window"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ConfigError(f"{name}={getattr(self, name)}: must be 0 to 1 second")
