@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -43,6 +45,16 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
     return token
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _window_option(name: str, default: float, what: str) -> Callable[[F], F]:
+    """A gathering window in milliseconds (0 never waits; an idle service never waits)."""
+    return click.option(name, type=click.FloatRange(0, 1000), default=default,
+                        show_default=True,
+                        help=f"{what}; 0 never waits. An idle service never waits.")
+
+
 @click.command("serve")
 @click.option("--store", "store_dir", type=click.Path(path_type=Path), default=None,
               help="The store directory (created if absent).")
@@ -61,18 +73,12 @@ def _token(store_dir: Path, token_file: Path | None) -> str:
 @click.option("--public-reads", is_flag=True,
               help="Answer the read routes (/v1/query, /v1/documents/{id}, /v1/clusters/{id}, "
                    "/v1/lost-and-found) and /metrics without the token; writes still need it.")
-@click.option("--query-window-ms", type=click.FloatRange(0, 1000), default=5.0,
-              show_default=True,
-              help="A query arriving this soon after the last batch of queries was answered "
-                   "waits for the rest of this time, to be answered with the queries that "
-                   "arrive meanwhile (fewer store reads under load); 0 answers every query "
-                   "at once. An idle service never waits.")
-@click.option("--add-window-ms", type=click.FloatRange(0, 1000), default=10.0,
-              show_default=True,
-              help="An add arriving this soon after the writer's last commit waits for the "
-                   "rest of this time, to be committed with the adds that arrive meanwhile "
-                   "(group commit under load); 0 commits at once. An idle service never "
-                   "waits.")
+@_window_option("--query-window-ms", 5.0, "A query arriving this soon after the last batch of "
+                "queries was answered waits for the rest of this time, to be answered with the "
+                "queries that arrive meanwhile (fewer store reads under load)")
+@_window_option("--add-window-ms", 10.0, "An add arriving this soon after the writer's last "
+                "commit waits for the rest of this time, to be committed with the adds that "
+                "arrive meanwhile (group commit under load)")
 @click.option("--readers", type=click.IntRange(0, 64), default=0, show_default=True,
               help="Reader processes answering requests beside this one, on the same port: "
                    "each maps the store read-only and sees every acknowledged add; adds go "
