@@ -242,7 +242,8 @@ def _method_seconds(result_stats: dict[str, Any]) -> dict[str, float]:
     seconds = result_stats["seconds"]
     return {"total": seconds["read_extract_fingerprint"] + seconds["exact"]
             + seconds.get("near_candidates_and_verification", 0.0) + seconds["cluster"],
-            "extract_cpu": seconds["extract_cpu"], "fingerprint_cpu": seconds["fingerprint_cpu"],
+            "extract_seconds": seconds["extract_summed"],
+            "fingerprint_seconds": seconds["fingerprint_summed"],
             "near": seconds.get("near_candidates_and_verification", 0.0)}
 
 
@@ -304,7 +305,7 @@ def table_c(result: dict[str, Any]) -> str:
     rows = []
     for name, run in result.items():
         count = run["documents"]
-        own = run["near"] + run["fingerprint_cpu"]
+        own = run["near"] + run["fingerprint_seconds"]
         rows.append((name.split()[0], f"{count:,}", f"{run['total']:.1f}",
                      f"{1000 * run['total'] / count:.2f}", f"{1000 * own / count:.3f}",
                      f"{1000 * run['near'] / count:.3f}", run["clusters"]))

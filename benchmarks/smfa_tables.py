@@ -136,8 +136,8 @@ def run(docs: list[Document], config: DedupConfig) -> tuple[np.ndarray, dict[str
     assert isinstance(seconds, dict)
     near = float(seconds.get("near_candidates_and_verification", 0.0))
     return result.cluster, {"wall": wall, "near": near,
-                            "fingerprint_cpu": float(seconds["fingerprint_cpu"]),
-                            "extract_cpu": float(seconds["extract_cpu"])}, pairs
+                            "fingerprint_seconds": float(seconds["fingerprint_summed"]),
+                            "extract_seconds": float(seconds["extract_summed"])}, pairs
 
 
 def main() -> None:
@@ -172,7 +172,7 @@ def main() -> None:
 
 def _own(seconds: dict[str, float]) -> float:
     """The method's own work: per-document fingerprinting (features included) and its stage."""
-    return seconds["fingerprint_cpu"] + seconds["near"]
+    return seconds["fingerprint_seconds"] + seconds["near"]
 
 
 def tables(payload: dict[str, Any]) -> str:

@@ -183,7 +183,7 @@ def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], It
     reads the split instead of :func:`read_split` (a copy of a remote file: Spark)."""
     cursor = BlockCursor(job.split.blocks, SourceStats())
     fingerprinter = job.fingerprinter()
-    cpu = {"extract_cpu": 0.0, "fingerprint_cpu": 0.0}
+    summed = {"extract_summed": 0.0, "fingerprint_summed": 0.0}
     started = time.process_time()
     writer = _BlockWriter(job)
     reading = documents(cursor) if documents else read_split(job.split, cursor, media=job.media,
@@ -195,15 +195,15 @@ def fingerprint_split(job: FingerprintJob, documents: Callable[[BlockCursor], It
             if writer.on_disk:
                 continue
             prints = fingerprinter(doc)
-            cpu["extract_cpu"] += prints.extract_seconds
-            cpu["fingerprint_cpu"] += prints.fingerprint_seconds
+            summed["extract_summed"] += prints.extract_seconds
+            summed["fingerprint_summed"] += prints.fingerprint_seconds
             writer.add(prints)
         writer.finish()
     record = {"index": job.index, "file": job.split.file, "path": job.split.path,
               "blocks": sorted(writer.sizes.items()), "stats": cursor.stats.as_dict(),
               "error_blocks": cursor.error_blocks(),
               "cpu_seconds": round(time.process_time() - started, 4),
-              **{name: round(value, 4) for name, value in cpu.items()}}
+              **{name: round(value, 4) for name, value in summed.items()}}
     WorkDir.mark_at(job.root, job.marker, record)
     return record
 
@@ -241,8 +241,8 @@ def fingerprint_block(task: BlockTask, documents: Callable[[ReadContext], Iterat
               "blocks": [[block.index, len(prints)]] if prints else [],
               "stats": stats.as_dict(), "error_blocks": [block.index] * len(stats.errors),
               "cpu_seconds": round(time.process_time() - started, 4),
-              "extract_cpu": round(sum(p.extract_seconds for p in prints), 4),
-              "fingerprint_cpu": round(sum(p.fingerprint_seconds for p in prints), 4)}
+              "extract_summed": round(sum(p.extract_seconds for p in prints), 4),
+              "fingerprint_summed": round(sum(p.fingerprint_seconds for p in prints), 4)}
     WorkDir.mark_at(job.root, task.marker, record)
     return record
 

@@ -67,7 +67,7 @@ def _record(job: FingerprintJob, stats: SourceStats) -> dict[str, Any]:
     """The record of a split read by the driver alone (no partition)."""
     return {"index": job.index, "file": job.split.file, "path": job.split.path, "blocks": [],
             "stats": stats.as_dict(), "error_blocks": [0] * len(stats.errors),
-            "cpu_seconds": 0.0, "extract_cpu": 0.0, "fingerprint_cpu": 0.0}
+            "cpu_seconds": 0.0, "extract_summed": 0.0, "fingerprint_summed": 0.0}
 
 
 def _unread(job: FingerprintJob, remote: RemoteFile, line: str | None = None) -> dict[str, Any]:
