@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import neardup.sources.jsonl as jsonl
+import neardup.sources.jsonruns as jsonruns
 from neardup.sources.blocks import BlockCursor, Blocks
 from neardup.sources.context import ReadContext
 from neardup.sources.stats import SourceStats
@@ -86,6 +87,25 @@ def test_runs_pyarrow_reads_otherwise_are_read_line_by_line(
     docs, stats, _ = _both(path, monkeypatch)
     assert stats["records"] >= 2
     assert docs  # something was read in every case
+
+
+NO_TEXT = ['{"text": "a"}', '{"url": "http://x.example/", "id": null}', '{"text": null, "id": 3}',
+           '{"content": "c"}', '{"text": "d"}']
+
+
+@pytest.mark.parametrize("scanner", ["compiled scan", "pyarrow"])
+def test_rows_without_text_are_named_alike_by_every_reader(
+        scanner: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(NO_TEXT) + "\n")
+    if scanner == "pyarrow":
+        monkeypatch.setattr(jsonruns, "scan_run", lambda *args: None)
+    docs, stats, taken = _both(path, monkeypatch)
+    assert taken == 1 and [d[1] for d in docs] == [b"a", b"d"]
+    assert stats["skipped"] == {"missing-text": 3}
+    assert stats["errors"] == [  # one line for the three: they share their cause
+        "in:2: skipped, no 'text' or 'html' string (fields with a value: url); --text-field or "
+        "--html-field names the column to read"]
 
 
 def test_invalid_utf8_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from neardup.cli.main import cli
 from neardup.errors import ConfigError
+from neardup.methods.fingerprinter import document_text
 from neardup.sources import RowFields, open_sources
 
 ROWS = [{"doc_id": f"r{i}", "content": f"this row says something about topic {i % 3} " * 8,
@@ -54,6 +55,36 @@ def test_a_missing_column_is_counted_not_guessed(tmp_path: Path) -> None:
     reader = open_sources([str(parquet)], fields=RowFields(text="body", html="raw"))
     assert list(reader) == []
     assert reader.stats.as_dict()["skipped"] == {"missing-text": len(ROWS)}
+
+
+def test_a_missing_column_is_named_once_with_the_fields_a_row_has(tmp_path: Path) -> None:
+    for path in _write_both(tmp_path):
+        reader = open_sources([str(path)], fields=RowFields(text="body", html="raw"))
+        assert list(reader) == []
+        first = f"{path}:0" if path.suffix == ".parquet" else f"{path}:1"
+        assert reader.stats.errors == [
+            f"{first}: skipped, no 'body' or 'raw' string (fields with a value: content, "
+            "doc_id, lang, link, text); --text-field or --html-field names the column to read"]
+
+
+def test_a_binary_text_column_is_read_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "binary.parquet"
+    texts = ["caf\u00e9 one two".encode(), "plain".encode("latin-1"), "caf\u00e9".encode("cp1252")]
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "text": pa.array(texts, pa.binary())}), path)
+    docs = list(open_sources([str(path)]))
+    assert [(doc.id, doc.raw, doc.kind) for doc in docs] == [
+        (id_, raw, "text") for id_, raw in zip("abc", texts, strict=True)]
+    assert document_text(docs[0]) == "caf\u00e9 one two"
+    assert document_text(docs[2]) == "caf\u00e9"  # not UTF-8: its encoding detected
+
+
+def test_a_content_field_of_another_type_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "numbers.parquet"
+    pq.write_table(pa.table({"text": [7, 8], "html": [None, None]}), path)
+    reader = open_sources([str(path)])
+    assert list(reader) == []
+    assert reader.stats.errors == [
+        f"{path}:0: skipped, no string in its content fields ('text' holds int)"]
 
 
 @pytest.mark.parametrize("names", [{"text": ""}, {"text": "a", "html": "a"}, {"id": 3}])

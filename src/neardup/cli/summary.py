@@ -30,7 +30,7 @@ SKIP_WORDS = {
     "binary": "a binary file",
     "unsupported-stdin": "a format stdin cannot carry (Parquet)",
     "json-error": "a line that is not a JSON object",
-    "missing-text": "a row with neither a text nor an html field",
+    "missing-text": "a row with no string in its text or html field",
     "too-large": "a JSONL line too long to read",
 }
 """What each skip reason of :mod:`neardup.sources.stats` means, for a reader of the summary."""

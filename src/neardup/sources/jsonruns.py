@@ -134,8 +134,9 @@ def _scalars(table: Any, ctx: ReadContext) -> list[dict[str, Any]]:
     no row convention reads them)."""
     import pyarrow as pa
 
+    content = (ctx.fields.text, ctx.fields.html)
     names = [f.name for f in table.schema
-             if f.name not in (ctx.fields.text, ctx.fields.html)
+             if not (f.name in content and pa.types.is_string(f.type))  # read by _contents
              and not (pa.types.is_struct(f.type) or pa.types.is_list(f.type))]
     rows: list[dict[str, Any]] = table.select(names).to_pylist()
     return rows

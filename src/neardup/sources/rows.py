@@ -3,8 +3,12 @@
 The columns named here are the defaults; :class:`~neardup.sources.fields.RowFields` (the
 ``--text-field``, ``--html-field``, ``--id-field`` and ``--url-field`` options) renames them.
 
-- ``text`` (a string) gives a ``text`` document; else ``html`` (string or bytes) an ``html`` one;
-  neither: skipped as ``missing-text``.
+- ``text`` (a string, or bytes: a Parquet binary column) gives a ``text`` document; else ``html``
+  (string or bytes) an ``html`` one; neither: skipped as ``missing-text``, and the first such
+  row of each file (of each block, where a file is read in blocks) and cause is named in the
+  error lines with what it holds instead (the
+  fields that hold a value when neither does, so that a corpus whose text column has another
+  name says so; else the type of each content field's value).
 - ``id`` (string or integer) is the document id; without it, ``<path>:<line>`` (JSONL, 1-based
   line number) or ``<path>:<row>`` (Parquet, 0-based row index).
 - ``url``; ``fetched`` or else ``date`` (ISO string, epoch seconds, or timestamp); ``sweep``.
@@ -30,6 +34,7 @@ __all__ = ["KNOWN_FIELDS", "Content", "content_to_document", "row_to_document"]
 KNOWN_FIELDS: Final = frozenset({"id", "url", "text", "html", "date", "fetched", "sweep"})
 """The columns a row's fields come from, with the default names."""
 _MAX_EXTRA: Final = 1024
+_NAMED_FIELDS: Final = 12
 
 Content = tuple[bytes, ContentKind, str | None]
 """A row's payload, its kind and its charset."""
@@ -44,12 +49,28 @@ def _content(row: Mapping[str, object], fields: RowFields) -> Content | None:
     text = row.get(fields.text)
     if isinstance(text, str):
         return text.encode("utf-8", "replace"), "text", "utf-8"
+    if isinstance(text, bytes):
+        return text, "text", None
     html = row.get(fields.html)
     if isinstance(html, str):
         return html.encode("utf-8", "replace"), "html", "utf-8"
     if isinstance(html, bytes):
         return html, "html", None
     return None
+
+
+def _missing(row: Mapping[str, object], fields: RowFields) -> tuple[str, str]:
+    """Why a row gives no payload, as (its kind, a sentence): the type of what its content
+    fields hold, or, when they hold nothing (absent or null, which a JSONL run read by pyarrow
+    does not tell apart), the fields that hold a value."""
+    held = [f"{name!r} holds {type(value).__name__}" for name in (fields.text, fields.html)
+            if (value := row.get(name)) is not None]
+    if held:
+        cause = ", ".join(held)
+        return cause, f"no string in its content fields ({cause})"
+    names = ", ".join(sorted(str(k) for k, v in row.items() if v is not None)[:_NAMED_FIELDS])
+    return "none", (f"no {fields.text!r} or {fields.html!r} string (fields with a value: "
+                    f"{names or 'none'}); --text-field or --html-field names the column to read")
 
 
 def _scalar(value: object) -> str | None:
@@ -102,6 +123,8 @@ def content_to_document(
     from its text or HTML field; its other fields are read from ``row``."""
     if found is None:
         ctx.stats.skip("missing-text")
+        cause, said = _missing(row, ctx.fields)
+        ctx.stats.error_once(f"missing-text {source} {cause}", f"{default_id}: skipped, {said}")
         return None
     raw, kind, charset = found
     if not raw:

@@ -26,7 +26,7 @@ reason                 meaning
 ``binary``             a file with NUL bytes in its first 8 KiB and no known format
 ``unsupported-stdin``  a format that cannot be streamed from stdin (Parquet)
 ``json-error``         a JSONL line that is not a JSON object
-``missing-text``       a JSONL line or Parquet row with neither ``text`` nor ``html``
+``missing-text``       a JSONL line or Parquet row with no string in ``text`` or ``html``
 ``too-large``          a JSONL line longer than four times the payload cap (never read whole)
 =====================  ==========================================================================
 
@@ -84,6 +84,8 @@ class SourceStats:
     skipped: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     errors_dropped: int = 0
+    reported: set[str] = field(default_factory=set, repr=False)
+    """The keys :meth:`error_once` has kept a line for."""
 
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` records (or files, or lines) skipped for ``reason``."""
@@ -96,6 +98,13 @@ class SourceStats:
         else:
             self.errors_dropped += 1
 
+    def error_once(self, key: str, line: str) -> None:
+        """:meth:`error`, for the first ``key`` of a pass only (a cause that every row of a file
+        may share is named once)."""
+        if key not in self.reported:
+            self.reported.add(key)
+            self.error(line)
+
     def reset(self) -> None:
         """Zero every count (a new pass starts)."""
         self.files = self.records = self.documents = 0
@@ -104,6 +113,7 @@ class SourceStats:
         self.skipped = Counter()
         self.errors = []
         self.errors_dropped = 0
+        self.reported = set()
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary (skip reasons sorted by name)."""
