@@ -84,6 +84,19 @@ def test_jsonl_corpus_with_formats_and_keep(tmp_path: Path) -> None:
     assert summary(out)["sources"]["skipped"] == {"json-error": 1}
 
 
+@pytest.mark.parametrize(("limit", "warned"), [("64M", True), ("448M", False), ("none", False)])
+def test_a_memory_limit_the_stages_cannot_keep_is_said(limit: str, warned: bool,
+                                                       tmp_path: Path) -> None:
+    source = tmp_path / "corpus.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "one two three four five six"}) + "\n")
+    result = CliRunner().invoke(cli, ["dedup", str(source), "--out", str(tmp_path / "out"),
+                                      "--quiet", "--memory-limit", limit])
+    assert result.exit_code == 0, result.output
+    said = f"warning: --memory-limit {limit} is below what the stages can keep to (448M"
+    assert (said in result.stderr) is warned
+    assert summary(tmp_path / "out")["documents"] == 1
+
+
 def test_missing_input_is_one_line_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["dedup", str(tmp_path / "nope.warc"), "--out",
                                       str(tmp_path / "o")])

@@ -187,8 +187,9 @@ def test_damaged_parquet_data_is_skipped_and_counted_as_locally(spark: SparkSess
     assert summary["documents"] == 1098  # rows 400 to 499 lost, two bad rows skipped
     errors = summary["sources"]["errors"]
     assert len(errors) == 2 and "row 400: Parquet data damaged" in errors[1]
-    assert errors[0].endswith("rows.parquet:17: skipped, no 'text' or 'html' string (fields with "
-                              "a value: id, n); --text-field or --html-field names the column to read")
+    assert errors[0].endswith("rows.parquet:17: skipped, no 'text' or 'html' string (fields "
+                              "with a value: id, n); --text-field or --html-field names the "
+                              "column to read")
 
 
 def _shards(folder: Path, sizes: tuple[int, ...], other_schema: bool = False) -> None:

@@ -268,7 +268,7 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
     Exits with status 1 when the inputs hold no document, saying what they held instead."""
     from neardup.cli.progress import stage_progress
     from neardup.config import parse_bytes
-    from neardup.engine.run import SMALL_INPUT_BYTES, EngineOptions, run_engine
+    from neardup.engine.run import LEAST_LIMIT, SMALL_INPUT_BYTES, EngineOptions, run_engine
 
     _check_inputs(inputs, uris=engine == "spark")
     if write and "-" in inputs:
@@ -288,6 +288,10 @@ def dedup_command(inputs: tuple[str, ...], out: Path, write: tuple[str, ...], fo
                            replace_other=work is None,
                            small_input_bytes=0 if workers else SMALL_INPUT_BYTES,
                            compact_sets=compact_work)
+    if not running.limit_kept:
+        click.echo(f"neardup: warning: --memory-limit {memory_limit} is below what the stages "
+                   f"can keep to ({LEAST_LIMIT >> 20}M: below it their buckets stay at their "
+                   "least size): the run may use more", err=True)
     try:
         with stage_progress(False if quiet else None) as progress:
             if engine == "spark":

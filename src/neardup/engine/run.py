@@ -66,13 +66,18 @@ from neardup.sources.stats import SourceStats
 from neardup.store.durable import sync
 from neardup.text.compiled import kernel_mode
 
-__all__ = ["DOCUMENTS", "SMALL_INPUT_BYTES", "EngineOptions", "Executor", "run_engine"]
+__all__ = ["DOCUMENTS", "LEAST_LIMIT", "SMALL_INPUT_BYTES", "EngineOptions", "Executor",
+           "run_engine"]
 
 DOCUMENTS = "<documents>"
 """The input name of documents given to :func:`run_engine` as an iterable (the library)."""
 
 BASE_RSS = 400 << 20
 """What a process holds before any stage data (interpreter, numpy, numba, pyarrow)."""
+LEAST_BUCKET_BYTES = 8 << 20
+"""The smallest bucket budget, whatever the memory limit."""
+LEAST_LIMIT = BASE_RSS + 6 * LEAST_BUCKET_BYTES
+"""The least memory limit the buckets are sized by (see :attr:`EngineOptions.budget`)."""
 
 
 DEFAULT_MEMORY_BYTES = parse_bytes(DEFAULT_MEMORY_LIMIT) or 1 << 40
@@ -120,7 +125,13 @@ class EngineOptions:
         process's base, since sorting a bucket needs a few copies of it."""
         if self.bucket_bytes is not None:
             return self.bucket_bytes
-        return max(8 << 20, (self.memory_limit - BASE_RSS) // 6)
+        return max(LEAST_BUCKET_BYTES, (self.memory_limit - BASE_RSS) // 6)
+
+    @property
+    def limit_kept(self) -> bool:
+        """Whether the buckets can follow :attr:`memory_limit`: below :data:`LEAST_LIMIT` they
+        stay at their least size, and the run may use more."""
+        return self.memory_limit >= LEAST_LIMIT
 
 
 
