@@ -81,6 +81,20 @@ def test_dedup_a_dataframe_with_named_columns() -> None:
     assert list(rows["reason"]) == ["kept:first", "duplicate:lexical", "unique"]
 
 
+def test_a_dataframe_is_read_by_its_named_columns_alone() -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame({"body": [PAGE, None, float("nan"), PAGE.encode(), PAGE],
+                              "mixed": [1, "a", None, [1], {"x": 1}]})  # arrow cannot convert it
+    rows = neardup.dedup(frame, text="body").to_pandas()
+    assert list(rows["kept_row"]) == [0, 1, 1, 0, 0]  # missing texts are empty ones
+    typed = pandas.DataFrame({"body": pandas.array([PAGE, None, PAGE], dtype="string")})
+    assert list(neardup.dedup(typed, text="body").to_pandas()["kept_row"]) == [0, 1, 0]
+    with pytest.raises(neardup.ConfigError, match=r"no column 'text' .*columns: body, mixed"):
+        neardup.dedup(frame)
+    with pytest.raises(neardup.ConfigError, match="row 1: field 'body' is int, not text"):
+        neardup.dedup(pandas.DataFrame({"body": [PAGE, 7]}), text="body")
+
+
 def test_dedup_a_pyarrow_table_and_dicts_agree() -> None:
     texts = [PAGE, "other words here", PAGE]
     from_table = neardup.dedup(pa.table({"text": texts}), method="sketch", threshold=1.0)

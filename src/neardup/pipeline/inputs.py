@@ -36,30 +36,43 @@ def is_table(data: object) -> bool:
         module.startswith("pandas") and hasattr(data, "columns")) or is_dataset(data)
 
 
-def _batches(data: Any) -> Iterator[Any]:
-    """The table as pyarrow Tables of at most :data:`BATCH` rows (a Dataset's selected rows,
-    in order)."""
-    import pyarrow as pa
+def _column_names(data: Any) -> list[str]:
+    columns = data.columns if type(data).__module__.startswith("pandas") else data.column_names
+    return [str(name) for name in columns]
 
+
+def _batches(data: Any, names: list[str]) -> Iterator[dict[str, list[Any]]]:
+    """The columns ``names`` of the table, as Python values, :data:`BATCH` rows at a time (a
+    Dataset's selected rows, in order). Only those columns are converted: another column of
+    the table may hold anything."""
     if is_dataset(data):
-        yield from data.with_format("arrow").iter(batch_size=BATCH)
+        for batch in data.with_format("arrow", columns=names).iter(batch_size=BATCH):
+            yield {name: batch.column(name).to_pylist() for name in names}
         return
-    table = data if isinstance(data, pa.Table) else pa.Table.from_pandas(data, preserve_index=False)
-    for start in range(0, max(table.num_rows, 1), BATCH):
-        yield table.slice(start, BATCH)
+    pandas = type(data).__module__.startswith("pandas")
+    for start in range(0, len(data), BATCH):
+        if pandas:  # each value as it is (an object column of mixed types converts as well)
+            yield {name: _pandas_values(data[name].iloc[start:start + BATCH]) for name in names}
+        else:
+            part = data.slice(start, BATCH)
+            yield {name: part.column(name).to_pylist() for name in names}
+
+
+def _pandas_values(series: Any) -> list[Any]:
+    """A pandas column's values as Python objects, its missing ones (None, NaN, NA) as None."""
+    return list(series.astype(object).where(series.notna(), None).tolist())
 
 
 def table_rows(data: Any, columns: dict[str, str | None]) -> Iterator[dict[str, Any]]:
     """The rows of a pyarrow Table, pandas DataFrame or Dataset as dicts of the named columns."""
     wanted = {role: name for role, name in columns.items() if name is not None}
-    for batch in _batches(data):
-        for role, name in wanted.items():
-            if name not in batch.column_names:
-                raise ConfigError(f"no column {name!r} for the {role} (columns: "
-                                  f"{', '.join(map(str, batch.column_names)) or 'none'}); "
-                                  f"name it with {role}=...")
-        values = {name: batch.column(name).to_pylist() for name in wanted.values()}
-        for row in range(batch.num_rows):
+    present = _column_names(data)
+    for role, name in wanted.items():
+        if name not in present:
+            raise ConfigError(f"no column {name!r} for the {role} (columns: "
+                              f"{', '.join(present) or 'none'}); name it with {role}=...")
+    for values in _batches(data, list(dict.fromkeys(wanted.values()))):
+        for row in range(len(next(iter(values.values())))):
             yield {name: column[row] for name, column in values.items()}
 
 
