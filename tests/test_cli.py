@@ -97,6 +97,17 @@ def test_a_memory_limit_the_stages_cannot_keep_is_said(limit: str, warned: bool,
     assert summary(tmp_path / "out")["documents"] == 1
 
 
+def test_an_input_named_twice_is_read_once(tmp_path: Path) -> None:
+    source = tmp_path / "corpus.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": "one two three four five six"}) + "\n")
+    run("dedup", str(source), str(tmp_path / "*.jsonl"), "--out", str(tmp_path / "out"),
+        "--quiet", "--write", "kept")
+    found = summary(tmp_path / "out")
+    assert found["documents"] == 1 and found["duplicates"] == 0
+    assert found["sources"]["skipped"] == {"repeated-input": 1}
+    assert (tmp_path / "out" / "kept" / "corpus.jsonl").read_text().count("\n") == 1
+
+
 def test_missing_input_is_one_line_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["dedup", str(tmp_path / "nope.warc"), "--out",
                                       str(tmp_path / "o")])

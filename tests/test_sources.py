@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import sys
 import zlib
 from collections.abc import Iterable
@@ -564,6 +565,24 @@ def test_files_and_directories(tmp_path: Path) -> None:
     named.write_text("named on the command line: read as text\n")
     docs, _ = read([named, str(root / "*.html")])
     assert [d.kind for d in docs] == ["text", "html"]
+
+
+def test_a_file_named_again_is_read_once(tmp_path: Path) -> None:
+    root = tmp_path / "pages"
+    root.mkdir()
+    (root / "a.html").write_bytes(PAGE)
+    (root / "b.html").write_bytes(PAGE.replace(b"<body>", b"<body><p>b</p>"))
+    os.link(root / "b.html", tmp_path / "hard.html")
+    docs, stats = read([root / "a.html", root, str(root / "*.html"), tmp_path / "hard.html",
+                        root / "a.html"])
+    assert [Path(d.id).name for d in docs] == ["a.html", "b.html"]
+    assert dict(stats.skipped) == {"repeated-input": 5} and stats.files == 2
+    assert stats.errors == [f"{root / 'a.html'}: named again, read once",
+                            f"{root / 'a.html'}: named again, read once",
+                            f"{root / 'b.html'}: named again, read once",
+                            f"{tmp_path / 'hard.html'}: the same file as {root / 'b.html'}, "
+                            "read once",
+                            f"{root / 'a.html'}: named again, read once"]
 
 
 def test_missing_paths_are_counted_not_raised(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ SKIP_WORDS = {
     "json-error": "a line that is not a JSON object",
     "missing-text": "a row with no string in its text or html field",
     "too-large": "a JSONL line too long to read",
+    "repeated-input": "an input file named again, read once",
 }
 """What each skip reason of :mod:`neardup.sources.stats` means, for a reader of the summary."""
 

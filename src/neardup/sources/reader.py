@@ -90,6 +90,34 @@ def _expand_url(url: str, stats: SourceStats) -> Iterator[_Input]:
 
 
 def _expand(paths: Sequence[str], stats: SourceStats) -> Iterator[_Input]:
+    """The files ``paths`` name, in order, each once: a file met again (named twice, or by a
+    pattern or a folder that overlaps another) is counted as ``repeated-input`` and not read
+    again, so that no document is compared with itself."""
+    seen: dict[object, str] = {}
+    for item in _named(paths, stats):
+        key = _identity(item.path)
+        first = seen.setdefault(key, item.path)
+        if first is item.path or item.path == STDIN:
+            yield item
+            continue
+        stats.skip("repeated-input")
+        again = "named again" if item.path == first else f"the same file as {first}"
+        stats.error(f"{item.path}: {again}, read once")
+
+
+def _identity(path: str) -> object:
+    """What tells two names of one file apart from two files: device and inode of a local file
+    (links included), else the name itself."""
+    if path == STDIN or is_url(path):
+        return path
+    try:
+        found = os.stat(path)
+    except OSError:
+        return os.path.abspath(path)
+    return (found.st_dev, found.st_ino)
+
+
+def _named(paths: Sequence[str], stats: SourceStats) -> Iterator[_Input]:
     for path in paths:
         if is_url(path):
             yield from _expand_url(path, stats)

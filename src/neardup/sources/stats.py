@@ -28,6 +28,8 @@ reason                 meaning
 ``json-error``         a JSONL line that is not a JSON object
 ``missing-text``       a JSONL line or Parquet row with no string in ``text`` or ``html``
 ``too-large``          a JSONL line longer than four times the payload cap (never read whole)
+``repeated-input``     an input file met again (named twice, or by overlapping patterns or
+                       folders): read once
 =====================  ==========================================================================
 
 Payloads longer than ``max_bytes`` are kept, cut to ``max_bytes``, and counted in
@@ -67,6 +69,7 @@ SKIP_REASONS: Final = (
     "json-error",
     "missing-text",
     "too-large",
+    "repeated-input",
 )
 
 
