@@ -108,6 +108,25 @@ def test_an_input_named_twice_is_read_once(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "kept" / "corpus.jsonl").read_text().count("\n") == 1
 
 
+@pytest.mark.parametrize("collide", [False, True])
+def test_repeated_ids_are_counted_exactly(collide: bool, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    import neardup.engine.outputs as outputs
+
+    if collide:  # every id hashed alike: only the ids themselves may count a repeat
+        monkeypatch.setattr(outputs, "_id_hashes",
+                            lambda table: np.zeros(table.num_rows, dtype=np.int64))
+    source = tmp_path / "corpus.jsonl"
+    rows = [{"id": name, "text": f"{name} {i} " + "words of this row " * 5}
+            for i, name in enumerate(["a", "b", "a", "c", "a", "d"])]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output = run("dedup", str(source), "--out", str(tmp_path / "out"), "--partition-docs", "2")
+    assert summary(tmp_path / "out")["repeated_ids"] == 2
+    assert "ids: 2 documents repeat the id of an earlier one" in output["output"]
+
+
 def test_missing_input_is_one_line_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["dedup", str(tmp_path / "nope.warc"), "--out",
                                       str(tmp_path / "o")])

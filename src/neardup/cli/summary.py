@@ -101,6 +101,10 @@ def render_summary(summary: dict[str, Any], out: Path) -> str:
                      f"{out / 'summary.json'} (sources.errors), first: {sources['errors'][0]}")
     if sources.get("pages_without_host") and summary.get("templates", {}).get("enabled"):
         lines.append(_hostless_line(sources["pages_without_host"]))
+    if summary.get("repeated_ids"):
+        repeats = summary["repeated_ids"]
+        lines.append(f"ids: {count(repeats, 'document')} {'repeats' if repeats == 1 else 'repeat'}"
+                     " the id of an earlier one (the doc column tells them apart)")
     if "against" in summary:
         lines.append(_against_line(summary["against"]))
     lines.append(_exact_line(summary["exact_groups"]))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,7 +33,7 @@ from neardup.engine.pairfiles import PAIR, from_records
 from neardup.errors import OutputError
 from neardup.sources.columns import numbers_of, numeric_array, string_array
 
-__all__ = ["OUTPUT_FORMATS", "TableSink", "hex_strings", "write_outputs"]
+__all__ = ["OUTPUT_FORMATS", "TableSink", "Written", "hex_strings", "write_outputs"]
 
 OUTPUT_FORMATS = ("parquet", "jsonl")
 
@@ -164,19 +165,58 @@ def _sorted_pairs(files: list[Path], folder: Path, documents: int, budget: int,
         yield rows[np.lexsort((rows["method"], rows["b"], rows["a"]))]
 
 
+def _id_hashes(table: pa.Table) -> npt.NDArray[np.int64]:
+    """A 64-bit hash of each document id (this process's string hash: only compared within
+    the run)."""
+    ids = table.column("id").to_pylist()
+    return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+
+
+def repeated_ids(parts: list[Any], hashes: list[npt.NDArray[np.int64]]) -> int:
+    """How many documents of ``parts`` repeat the id of an earlier one (``hashes``: their ids'
+    hashes, part by part). Counted on the hashes; the few documents whose hash repeats are
+    then compared on their ids, read again, so that a collision counts no repeat."""
+    together = np.concatenate(hashes) if hashes else np.empty(0, np.int64)
+    ordered = np.sort(together)
+    shared = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not shared.size:
+        return 0
+    suspects = np.flatnonzero(np.isin(together, shared))
+    ids: list[object] = []
+    start = 0
+    for part in parts:
+        inside = suspects[(suspects >= start) & (suspects < start + part.count)] - start
+        if inside.size:
+            ids.extend(part.kept_meta(["id"]).column("id").take(pa.array(inside)).to_pylist())
+        start += part.count
+    return len(ids) - len(set(ids))
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """The tables :func:`write_outputs` wrote, and how many documents repeat an earlier one's
+    id (the ``doc`` numbers tell them apart)."""
+
+    paths: list[Path]
+    repeated_ids: int
+
+
 def write_outputs(catalog: Catalog, clusters: ClusterResult, pair_files: list[Path],
                   out: Path, *, fmt: str, policy: str, with_simhash: bool, links: bool,
-                  scratch: Path, budget: int, first: int = 0) -> list[Path]:
+                  scratch: Path, budget: int, first: int = 0) -> Written:
     """Write documents, pairs, clusters (and links) into ``out``, for the docs from ``first``
-    on; returns the paths."""
+    on."""
     parts = [part for part in catalog.parts if part.start >= first]
+    hashes: list[npt.NDArray[np.int64]] = []
     try:
         out.mkdir(parents=True, exist_ok=True)
         written = []
         with TableSink(out, "documents", fmt) as documents, \
                 TableSink(out, "clusters", fmt) as cluster_sink:
             for part in parts:
-                documents.write(_documents(catalog, part, with_simhash))
+                table = _documents(catalog, part, with_simhash)
+                hashes.append(_id_hashes(table))
+                documents.write(table)
                 cluster_sink.write(_clusters(part, clusters, policy))
             documents.close(_documents_schema(with_simhash))
             cluster_sink.close(_clusters_schema())
@@ -193,7 +233,7 @@ def write_outputs(catalog: Catalog, clusters: ClusterResult, pair_files: list[Pa
             written.append(link_sink.path)
     except OSError as error:
         raise OutputError(f"{out}: {error.strerror or error}") from error
-    return written
+    return Written(written, repeated_ids(parts, hashes))
 
 
 def _documents_schema(with_simhash: bool) -> pa.Schema:

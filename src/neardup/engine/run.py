@@ -317,9 +317,9 @@ def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptio
                 work, config, catalog, options, progress, laps, reuse or (), executor)
     _step(progress, "outputs", 0)
     scratch = work.temporary(work.root / "outputs")
-    write_outputs(catalog, clusters, [p for p in pair_files if p not in (reuse or ())], out,
-                  fmt=fmt, policy=config.keep, with_simhash=_with_simhash(config),
-                  links=config.links, scratch=scratch, budget=options.budget, first=old)
+    written = write_outputs(catalog, clusters, [p for p in pair_files if p not in (reuse or ())],
+                            out, fmt=fmt, policy=config.keep, with_simhash=_with_simhash(config),
+                            links=config.links, scratch=scratch, budget=options.budget, first=old)
     write_near_tables(near_folder, out, fmt)
     shutil.rmtree(scratch, ignore_errors=True)
     decided = write_decisions(out, fmt, catalog, old) if against else None
@@ -327,6 +327,7 @@ def _run(inputs: list[str], out: Path, config: DedupConfig, options: EngineOptio
     _step(progress, "outputs", 1)
     summary = _summary(inputs, config, media, records, expansion, catalog, exact, near,
                        clusters.stats, options)
+    summary["repeated_ids"] = written.repeated_ids
     summary["engine"]["executor"] = executor.name
     if executor.about:
         summary["engine"][executor.name] = executor.about
