@@ -61,16 +61,21 @@ def _content(row: Mapping[str, object], fields: RowFields) -> Content | None:
 
 def _missing(row: Mapping[str, object], fields: RowFields) -> tuple[str, str]:
     """Why a row gives no payload, as (its kind, a sentence): the type of what its content
-    fields hold, or, when they hold nothing (absent or null, which a JSONL run read by pyarrow
-    does not tell apart), the fields that hold a value."""
+    fields hold, or, when they hold nothing, the fields that hold a value. Only scalar values
+    count: a JSONL run read by pyarrow or the compiled scan sees neither nested values nor the
+    difference between a null and an absent field."""
     held = [f"{name!r} holds {type(value).__name__}" for name in (fields.text, fields.html)
-            if (value := row.get(name)) is not None]
+            if _valued(value := row.get(name))]
     if held:
         cause = ", ".join(held)
         return cause, f"no string in its content fields ({cause})"
-    names = ", ".join(sorted(str(k) for k, v in row.items() if v is not None)[:_NAMED_FIELDS])
+    names = ", ".join(sorted(str(k) for k, v in row.items() if _valued(v))[:_NAMED_FIELDS])
     return "none", (f"no {fields.text!r} or {fields.html!r} string (fields with a value: "
                     f"{names or 'none'}); --text-field or --html-field names the column to read")
+
+
+def _valued(value: object) -> bool:
+    return isinstance(value, str | bytes | int | float)  # bool is an int
 
 
 def _scalar(value: object) -> str | None:
