@@ -34,7 +34,7 @@ from neardup.analysis.largest import ClusterEntry, keep_reason
 from neardup.analysis.pairview import relation_words, verification_rule
 from neardup.analysis.render import write_text_atomic
 from neardup.errors import OutputError
-from neardup.features.shingles import shingle_hashes
+from neardup.features.shingles import distinct, shingle_hashes
 
 __all__ = ["BrowserLimits", "check_browser_folder", "write_browser"]
 
@@ -125,8 +125,8 @@ def _texts(copies: Copies, docs: Sequence[int],
     width, seed = copies.settings.shingles.width, copies.settings.shingles.seed
     hashes = {d: shingle_hashes(copies.texts[d].canonical, width, seed) for d in docs}
     shown = {d: h[: limits.max_tokens] for d, h in hashes.items()}
-    universe = np.unique(np.concatenate([np.empty(0, np.uint64), *shown.values()]))
-    sets = {d: np.unique(h) for d, h in hashes.items()}
+    universe = distinct(np.concatenate([np.empty(0, np.uint64), *shown.values()]))
+    sets = {d: distinct(h) for d, h in hashes.items()}
     out: dict[str, Any] = {}
     for d in docs:
         tokens = copies.texts[d].canonical.split(" ") if copies.texts[d].canonical else []

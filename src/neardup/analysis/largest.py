@@ -15,6 +15,7 @@ from neardup._types import I8, I64
 from neardup.analysis.dedupdir import DedupRun, column_array
 from neardup.analysis.pages import KINDS, PageKind
 from neardup.analysis.servers import host_numbers
+from neardup.features.shingles import distinct
 
 __all__ = ["ClusterEntry", "host_codes", "keep_reason", "kept_docs", "largest_clusters"]
 
@@ -92,6 +93,6 @@ def largest_clusters(run: DedupRun, kinds: I8, count: int,
         others = [int(d) for d in docs.tolist() if d != kept][: max(0, member_limit - 1)]
         entries.append(ClusterEntry(
             cluster=label, size=int(sizes[label]),
-            hosts=int(np.unique(hosts[docs]).size - (hosts[docs] < 0).any()), kept=kept,
+            hosts=int(distinct(hosts[docs]).size - (hosts[docs] < 0).any()), kept=kept,
             kind=KINDS[int(kinds[kept])], members=(kept, *others)))
     return entries

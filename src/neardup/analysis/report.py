@@ -54,6 +54,7 @@ from neardup.analysis.servers import (
     mirrored_servers,
 )
 from neardup.analysis.sgm_table import chunks_section
+from neardup.features.shingles import distinct
 
 __all__ = ["MIN_LOGLOG_POINTS", "build_report", "small_plots_as_tables"]
 
@@ -197,7 +198,7 @@ def servers_section(run: DedupRun, label: str, top: int) -> Section:
 
 def _distinct_servers(hosts: pa.ChunkedArray) -> int:
     codes = host_numbers(hosts)[0]
-    return int(np.unique(codes[codes >= 0]).size)
+    return int(distinct(codes[codes >= 0]).size)
 
 
 def _server_figures(collections: Sequence[ReplicatedCollection],

@@ -42,6 +42,7 @@ from neardup.analysis.webgraph import (
     seeds_for_urls,
 )
 from neardup.errors import SourceError
+from neardup.features.shingles import distinct
 
 __all__ = ["distribution_section", "growth_section", "links_section"]
 
@@ -152,7 +153,7 @@ def growth_section(run: DedupRun, label: str) -> Section:
         return _omitted("growth", f"{run.path}: {error}")
     labels = run.cluster
     estimates = [estimate_from_prefix(labels, growth.m, f) for f in ESTIMATE_FRACTIONS]
-    actual = int(labels.size - np.unique(labels).size)
+    actual = int(labels.size - distinct(labels).size)
     return Section(
         "growth", SECTION_TITLES["growth"],
         run.describe(label, f"growth ({growth.m} iterations), clusters"),

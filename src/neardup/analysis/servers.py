@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from neardup._types import I64
+from neardup.features.shingles import distinct
 
 __all__ = [
     "MAX_SERVERS_PER_CLUSTER",
@@ -108,7 +109,7 @@ def server_cluster_pairs(labels: I64, hosts: Column) -> tuple[I64, I64, list[str
     known = server >= 0
     if not names or not known.any():
         return np.empty(0, np.int64), np.empty(0, np.int64), names
-    keys = np.unique(labels[known].astype(np.int64) * len(names) + server[known])
+    keys = distinct(labels[known].astype(np.int64) * len(names) + server[known])
     return keys // len(names), keys % len(names), names
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from neardup._types import BOOL, I64
 from neardup.errors import ConfigError
+from neardup.features.shingles import distinct
 
 __all__ = [
     "ConnectedCoverage",
@@ -86,7 +87,7 @@ def graph_from_edges(count: int, source: I64, target: I64) -> LinkGraph:
     """The :class:`LinkGraph` of ``count`` documents and the edges ``source -> target``."""
     source, target = np.asarray(source, np.int64), np.asarray(target, np.int64)
     keep = source != target
-    codes = np.unique(source[keep] * count + target[keep])
+    codes = distinct(source[keep] * count + target[keep])
     indptr = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(np.bincount(codes // count, minlength=count), out=indptr[1:])
     return LinkGraph(indptr, (codes % count).astype(np.int64))
@@ -112,7 +113,7 @@ def link_graph(doc_urls: Sequence[str | None], link_docs: Iterable[int],
 def crawl(graph: LinkGraph, seeds: I64) -> BOOL:
     """The documents reached from ``seeds`` by following links (breadth-first, seeds included)."""
     reached = np.zeros(graph.count, dtype=bool)
-    frontier = np.unique(np.asarray(seeds, dtype=np.int64))
+    frontier = distinct(np.asarray(seeds, dtype=np.int64))
     reached[frontier] = True
     while frontier.size:
         starts = graph.indptr[frontier]
@@ -123,7 +124,7 @@ def crawl(graph: LinkGraph, seeds: I64) -> BOOL:
         block_start = np.cumsum(counts) - counts
         positions = np.repeat(starts - block_start, counts) + np.arange(total)
         found = graph.targets[positions]
-        frontier = np.unique(found[~reached[found]])
+        frontier = distinct(found[~reached[found]])
         reached[frontier] = True
     return reached
 
@@ -147,7 +148,7 @@ def seeds_for_urls(doc_urls: Sequence[str | None], urls: Sequence[str]) -> I64:
         if not docs:
             raise ConfigError(f"seed={url!r}: no document of the input has this URL")
         seeds.extend(docs)
-    return np.unique(np.array(seeds, dtype=np.int64))
+    return distinct(np.array(seeds, dtype=np.int64))
 
 
 @dataclass(frozen=True, slots=True)

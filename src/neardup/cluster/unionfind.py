@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup._types import I64
+from neardup.features.shingles import distinct
 from neardup.text.compiled import njit
 
 __all__ = ["components", "flatten", "label_roots", "union_into"]
@@ -66,6 +67,6 @@ def label_roots(a: npt.ArrayLike, b: npt.ArrayLike, labels: npt.ArrayLike) -> I6
     between integer labels (a label on no edge is its own root)."""
     a64, b64 = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     wanted = np.asarray(labels, dtype=np.int64)
-    nodes = np.unique(np.concatenate([a64, b64, wanted]))
+    nodes = distinct(np.concatenate([a64, b64, wanted]))
     roots = components(nodes.size, np.searchsorted(nodes, a64), np.searchsorted(nodes, b64))
     return nodes[roots[np.searchsorted(nodes, wanted)]]

@@ -20,6 +20,7 @@ from neardup._types import F64, I64
 from neardup.engine.buckets import BucketWriter, bucket_count, read_bucket, spread
 from neardup.engine.catalog import Catalog
 from neardup.engine.scoring import found_rows
+from neardup.features.shingles import distinct
 
 __all__ = ["Containers"]
 
@@ -62,7 +63,7 @@ class Containers:
 
     def _best(self, rows: npt.NDArray[np.void]) -> npt.NDArray[np.void]:
         """Per inner document, its best row, as a (low, high) link."""
-        outers = np.unique(rows["outer"])
+        outers = distinct(rows["outer"])
         lengths = self._tokens(outers)[np.searchsorted(outers, rows["outer"])]
         rows = rows[np.lexsort((rows["outer"], -lengths, -rows["score"], rows["inner"]))]
         rows = rows[_first_of_runs(rows["inner"])]

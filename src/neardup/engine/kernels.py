@@ -28,6 +28,7 @@ from neardup.config import DedupConfig
 from neardup.engine.catalog import Catalog
 from neardup.engine.partition import band_key_rows, shingle_slices, signature_rows
 from neardup.engine.templates import ContentReader
+from neardup.features.shingles import distinct
 from neardup.index.lsh import LSHBands
 from neardup.methods.joins import Signer
 from neardup.methods.near import scored_pairs
@@ -187,7 +188,7 @@ def score_candidates(config: DedupConfig, catalog: Catalog, a: I64, b: I64,
     ``content``) and, where the run has article views, on those too: each pair keeps the
     scores of the view where its resemblance is higher (article only where both pages have an
     article), and the other view's resemblance."""
-    docs = np.unique(np.concatenate([a, b]))
+    docs = distinct(np.concatenate([a, b]))
     full = _on_view(config, catalog, a, b, docs, content)
     if not catalog.has_article:
         return full

@@ -26,6 +26,7 @@ from neardup.engine.catalog import Catalog
 from neardup.engine.pairfiles import to_records
 from neardup.engine.partition import stored_shingles
 from neardup.engine.templates import ContentReader
+from neardup.features.shingles import distinct
 from neardup.methods.pairs import Pairs, method_code
 from neardup.store.durable import sync
 
@@ -75,7 +76,7 @@ def _content(catalog: Catalog, content: ContentReader, docs: I64) -> tuple[U64, 
 def _scored(config: DedupConfig, catalog: Catalog, content: ContentReader,
             block: npt.NDArray[np.void]) -> Pairs:
     a, b = block["a"].astype(np.int64), block["b"].astype(np.int64)
-    docs = np.unique(np.concatenate([a, b]))
+    docs = distinct(np.concatenate([a, b]))
     flat, offsets = _content(catalog, content, docs)
     resemblance, c_ab, c_ba = overlap_scores(flat, offsets, np.searchsorted(docs, a),
                                              np.searchsorted(docs, b))

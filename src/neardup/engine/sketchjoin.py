@@ -36,6 +36,7 @@ from neardup.engine.keys import KEYED, equivalence_rows, supershingle_rows, valu
 from neardup.engine.scoring import found_rows
 from neardup.engine.sketchstore import SketchStore
 from neardup.engine.survivors import survivor_features
+from neardup.features.shingles import distinct
 from neardup.fingerprints.sketch_pairs import mod_ratios, pair_estimates
 from neardup.methods.joins import SketchCounts
 from neardup.methods.sketch import SketchFeatures
@@ -100,7 +101,7 @@ def _estimates(config: DedupConfig, join: SketchCounts, store: SketchStore, drop
                a: I64, b: I64, shared: I64) -> tuple[F64, F64, F64]:
     """r(a, b), c(a, b), c(b, a) of one bucket of pairs, as the in-memory phase 4 gives them."""
     sketch = config.of(SketchMethod).sketch
-    docs = np.unique(np.concatenate([a, b]))
+    docs = distinct(np.concatenate([a, b]))
     flat, offsets, moduli = store.gather(docs)
     i, j = np.searchsorted(docs, a), np.searchsorted(docs, b)
     if join.supershingles:

@@ -9,7 +9,10 @@ are the hot path of every fingerprint, hence numba.
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 import numpy as np
+import numpy.typing as npt
 
 from neardup._types import U8, U64
 from neardup.text.compiled import njit
@@ -90,8 +93,13 @@ def shingles_of_tokens(tokens: U64, width: int, seed: int = 0) -> U64:
     return _shingles(tokens, width, np.uint64(seed))
 
 
-def distinct(values: U64) -> U64:
-    """The distinct values, sorted (a sort and a neighbour test: 4x faster than np.unique here)."""
+Whole = TypeVar("Whole", bound=np.integer[Any])
+
+
+def distinct(values: npt.NDArray[Whole]) -> npt.NDArray[Whole]:
+    """The distinct values of an integer array, sorted: a sort and a neighbour test. Use it
+    for integers rather than ``np.unique``, which numpy 2.3 and later answer by hashing every
+    value first: 40-50 times slower on 1M distinct 64-bit values, 5 times on 1,000."""
     return _without_neighbours(np.sort(values))
 
 
@@ -109,7 +117,7 @@ def _distinct_prefix(ordered: U64) -> int:  # pragma: no cover - compiled
     return kept
 
 
-def _without_neighbours(ordered: U64) -> U64:
+def _without_neighbours(ordered: npt.NDArray[Whole]) -> npt.NDArray[Whole]:
     """A sorted array without its repeats."""
     if ordered.size < 2:
         return ordered

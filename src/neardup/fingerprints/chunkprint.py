@@ -14,6 +14,7 @@ import numpy as np
 from neardup._types import U32, U64
 from neardup.config.overlap import ChunkConfig
 from neardup.features.chunks import chunk_hashes
+from neardup.features.shingles import distinct
 
 __all__ = ["chunk_fingerprints", "fold32"]
 
@@ -26,4 +27,4 @@ def fold32(hashes: U64) -> U32:
 
 def chunk_fingerprints(text: str, chunk: ChunkConfig) -> U32:
     """The distinct 32-bit chunk fingerprints of ``text``, sorted."""
-    return np.unique(fold32(chunk_hashes(text, chunk)))
+    return distinct(fold32(chunk_hashes(text, chunk)))

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from neardup._types import I64, U64
 from neardup.errors import ConfigError
+from neardup.features.shingles import distinct
 from neardup.index.bitperm import (
     PlanArrays,
     first_found,
@@ -142,14 +143,14 @@ def equal_key_pairs(keys: U64) -> tuple[I64, I64]:
 
 
 def pack_pairs(a: I64, b: I64) -> I64:
-    """Pairs of positions below 2**31 as one int64 each (a in the high half), for np.unique."""
+    """Pairs of positions below 2**31 as one int64 each (a in the high half), to sort."""
     codes: I64 = (a << 32) | b
     return codes
 
 
 def unique_pairs(packed: list[I64]) -> tuple[I64, I64]:
     """The distinct pairs of several packed lists, sorted, unpacked."""
-    codes: I64 = np.unique(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
+    codes: I64 = distinct(np.concatenate(packed)) if packed else np.empty(0, dtype=np.int64)
     return codes >> 32, codes & 0xFFFFFFFF
 
 

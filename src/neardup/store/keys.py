@@ -21,6 +21,7 @@ import numpy as np
 import xxhash
 
 from neardup._types import I64
+from neardup.features.shingles import distinct
 from neardup.store.formats import ROW_FIELDS
 from neardup.store.postings import PostingDelta, Run, sorted_run
 
@@ -50,7 +51,7 @@ def key_values(name: str, values: Sequence[Any]) -> I64:
     else:
         keys = [int(v) for v in values if v is not None]
     found = np.array(keys, dtype=np.int64)
-    return found if found.size < 2 else np.unique(found)   # a query's one key: no sort
+    return found if found.size < 2 else distinct(found)   # a query's one key: no sort
 
 
 def row_keys(rows: Sequence[Sequence[Any]]) -> dict[str, Run]:

@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from neardup._types import I64
 from neardup.errors import NeardupError, SourceError
+from neardup.features.shingles import distinct
 from neardup.methods.prints import DocumentPrints
 from neardup.store.formats import ROW_COLUMNS, ROW_FIELDS, checked_rows, row_checksum
 from neardup.store.printer import features_of
@@ -126,8 +125,8 @@ class AddReport:
               docs: I64) -> None:
         self.added += len(batch)
         self.empty += sum(p.tokens == 0 for p in batch)
-        self.matched_stored += int(np.unique(matched).size)
-        self.matched_in_batch += int(np.unique(b).size)
+        self.matched_stored += int(distinct(matched).size)
+        self.matched_in_batch += int(distinct(b).size)
         if docs.size:
             self.first_doc = int(docs[0]) if self.first_doc is None else self.first_doc
             self.last_doc = int(docs[-1])
