@@ -59,7 +59,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from common import (
@@ -72,6 +71,7 @@ from common import (
     write_results,
 )
 from realtext import EDIT_LEVELS, corpus_folder, describe, make_corpus
+from realtext_peers import TEXTDEDUP_ENVIRONMENT, textdedup_command, textdedup_kept
 from scale import NEARDUP, SETTINGS, _number_of, measure
 
 PEERS = ("rensa", "datasketch")
@@ -81,18 +81,13 @@ TEXTDEDUP_PYTHON = Path("/work/textdedup-venv/bin/python")
 # The packages whose versions each peer's results record.
 PACKAGES = {"rensa": ("rensa",), "datasketch": ("datasketch",),
             TEXTDEDUP: ("text-dedup", "datasets", "xxhash", "numpy", "pyarrow")}
-TEXTDEDUP_SETTINGS = ("--num_perm", "128", "--threshold", "0.8", "--ngram", "5",
-                      "--num_proc", "1", "--hash_func", "xxh3")
 WARM_UP_DOCUMENTS = 2_000
 
 
 def command(side: str, corpus: Path, out: Path, interpreters: dict[str, Path]) -> list[str]:
     """The command of one side (``interpreters``: the Python of each peer; neardup has none)."""
     if side == TEXTDEDUP:
-        return [str(interpreters[side]), "-m", "text_dedup.minhash", "--path", "json",
-                "--data_files", str(corpus), "--split", "train", "--column", "text",
-                "--cache_dir", str(out / "cache"), "--output", str(out / "kept"),
-                *TEXTDEDUP_SETTINGS]
+        return textdedup_command(interpreters[side], corpus, out)
     if side in interpreters:
         return [str(interpreters[side]), str(BENCHMARKS_DIR / "realtext_peers.py"), side,
                 str(corpus), str(out / "removed.txt")]
@@ -100,12 +95,9 @@ def command(side: str, corpus: Path, out: Path, interpreters: dict[str, Path]) -
 
 
 def write_textdedup_removed(out: Path, documents: int) -> None:
-    """text-dedup saves the documents it keeps (a ``datasets`` folder of Arrow stream files);
-    the corpus's ids (``d0`` to ``d<documents - 1>``) less those go to ``removed.txt``."""
-    kept: set[str] = set()
-    for path in sorted((out / "kept").glob("data-*.arrow")):
-        with pa.memory_map(str(path)) as source:
-            kept.update(pa.ipc.open_stream(source).read_all()["id"].to_pylist())
+    """The corpus's ids (``d0`` to ``d<documents - 1>``) less those text-dedup kept go to
+    ``removed.txt``."""
+    kept = textdedup_kept(out)
     removed = [f"d{number}" for number in range(documents) if f"d{number}" not in kept]
     if len(kept) + len(removed) != documents:
         raise SystemExit(f"{out / 'kept'}: ids that are not the corpus's")
@@ -273,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     interpreters, skipped = interpreters_of([peer for peer in args.peers.split(",") if peer],
                                             args.peers_python, args.textdedup_python)
     sides = [*sources, *interpreters]
-    os.environ |= {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}  # text-dedup's datasets
+    os.environ |= TEXTDEDUP_ENVIRONMENT
     folder = make_corpus(args.documents)
     warm = make_corpus(WARM_UP_DOCUMENTS)
     scratch = corpus_folder(args.documents).parent / "realtext-runs"
