@@ -214,11 +214,13 @@ def _own_usage(pid: int) -> tuple[float, int] | None:
 class TreeSampler:
     """CPU and peak resident memory of a process and everything below it, from /proc (Linux),
     sampled by :meth:`poll`: each process's CPU is its last seen (pool workers their parent
-    never reaps count too, which wait4 misses); memory is the largest sum over one sample."""
+    never reaps count too, which wait4 misses); memory is the largest sum over one sample
+    (pages a forked child shares with its parent count twice there) and, beside it, the
+    largest resident size of one process."""
 
     def __init__(self) -> None:
         self.cpu: dict[int, float] = {}
-        self.peak_bytes = 0
+        self.peak_bytes = self.peak_process_bytes = 0
 
     def poll(self, root: int) -> None:
         resident, queue = 0, [root]
@@ -227,6 +229,7 @@ class TreeSampler:
             if (usage := _own_usage(pid)) is not None:
                 self.cpu[pid], rss = usage
                 resident += rss
+                self.peak_process_bytes = max(self.peak_process_bytes, rss)
             queue.extend(_children(pid))
         self.peak_bytes = max(self.peak_bytes, resident)
 

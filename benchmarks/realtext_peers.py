@@ -14,6 +14,9 @@ all tokens when fewer: neardup's shingle width), sign it with 128 permutations, 
   way), ``update_batch`` of the UTF-8 shingles, ``MinHashLSH(threshold=0.8, num_perm=128)``.
 
 The ids of the removed documents go to REMOVED.txt, one a line.
+
+text-dedup is not a pipeline here: it has a command of its own, built by :func:`textdedup_command`
+(for realtext_compare and realtext_textdedup_groups).
 """
 
 from __future__ import annotations
@@ -29,6 +32,30 @@ WIDTH = 5
 NUM_PERM = 128
 THRESHOLD = 0.8
 _TOKEN = re.compile(r"\w+")
+# text-dedup reads the corpus through Hugging Face datasets, which must not reach the network.
+TEXTDEDUP_ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+def textdedup_command(python: Path | str, corpus: Path, out: Path, *extra: str) -> list[str]:
+    """text-dedup's MinHash command over the JSONL ``corpus`` with the settings above (5-word
+    shingles, 128 permutations, 0.8; one process; xxh3, its faster hash), its cache folder and
+    what it keeps (``kept``) inside ``out``."""
+    return [str(python), "-m", "text_dedup.minhash", "--path", "json", "--data_files", str(corpus),
+            "--split", "train", "--column", "text", "--cache_dir", str(out / "cache"),
+            "--output", str(out / "kept"), "--num_perm", str(NUM_PERM), "--threshold",
+            str(THRESHOLD), "--ngram", str(WIDTH), "--num_proc", "1", "--hash_func", "xxh3",
+            *extra]
+
+
+def textdedup_kept(out: Path) -> set[str]:
+    """The ids of the documents text-dedup kept (a ``datasets`` folder of Arrow stream files)."""
+    import pyarrow as pa
+
+    kept: set[str] = set()
+    for path in sorted((out / "kept").glob("data-*.arrow")):
+        with pa.memory_map(str(path)) as source:
+            kept.update(pa.ipc.open_stream(source).read_all()["id"].to_pylist())
+    return kept
 
 
 def shingles(text: str) -> list[str]:

@@ -121,6 +121,7 @@ class _Watch:
 
     def report(self) -> dict[str, Any]:
         return {"peak_tree_rss_mb": round(self.tree.peak_bytes / 2**20, 1),
+                "peak_process_rss_mb": round(self.tree.peak_process_bytes / 2**20, 1),
                 "cpu_tree_s": round(self.tree.cpu_seconds, 2),
                 "disk_used_peak_gb": round((self.free_start - self.free_min) / 1e9, 2),
                 **({"work_peak_bytes": self.work_peak} if self.work is not None else {}),
