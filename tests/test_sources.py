@@ -583,6 +583,9 @@ def test_a_file_named_again_is_read_once(tmp_path: Path) -> None:
                             f"{tmp_path / 'hard.html'}: the same file as {root / 'b.html'}, "
                             "read once",
                             f"{root / 'a.html'}: named again, read once"]
+    same = str(root / "a.html")
+    reader = open_sources([same, same])  # one string object twice
+    assert len(list(reader)) == 1 and dict(reader.stats.skipped) == {"repeated-input": 1}
 
 
 def test_missing_paths_are_counted_not_raised(tmp_path: Path) -> None:

@@ -96,11 +96,12 @@ def _expand(paths: Sequence[str], stats: SourceStats) -> Iterator[_Input]:
     seen: dict[object, str] = {}
     for item in _named(paths, stats):
         key = _identity(item.path)
-        first = seen.setdefault(key, item.path)
-        if first is item.path or item.path == STDIN:
+        if key not in seen or item.path == STDIN:
+            seen[key] = item.path
             yield item
             continue
         stats.skip("repeated-input")
+        first = seen[key]
         again = "named again" if item.path == first else f"the same file as {first}"
         stats.error(f"{item.path}: {again}, read once")
 

@@ -6,9 +6,9 @@ The columns named here are the defaults; :class:`~neardup.sources.fields.RowFiel
 - ``text`` (a string, or bytes: a Parquet binary column) gives a ``text`` document; else ``html``
   (string or bytes) an ``html`` one; neither: skipped as ``missing-text``, and the first such
   row of each file (of each block, where a file is read in blocks) and cause is named in the
-  error lines with what it holds instead (the
-  fields that hold a value when neither does, so that a corpus whose text column has another
-  name says so; else the type of each content field's value).
+  error lines with what it holds instead: the fields that hold a value when neither does (so
+  that a corpus whose text column has another name says so), else the type of each content
+  field's value.
 - ``id`` (string or integer) is the document id; without it, ``<path>:<line>`` (JSONL, 1-based
   line number) or ``<path>:<row>`` (Parquet, 0-based row index).
 - ``url``; ``fetched`` or else ``date`` (ISO string, epoch seconds, or timestamp); ``sweep``.
