@@ -37,7 +37,6 @@ from neardup.engine.kernels import in_partition_order, verified_pairs
 from neardup.engine.pairfiles import to_records
 from neardup.engine.templates import ContentReader
 from neardup.engine.verify import pairs_per_block
-from neardup.features.shingles import distinct
 from neardup.store.durable import sync
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ def verify_pairs(context: SparkContext, config: DedupConfig, catalog: Catalog,
             yield index, block[which == index]
 
     def score(group: tuple[int, Iterable[npt.NDArray[Any]]]) -> Iterator[tuple[int, int]]:
-        pairs = in_partition_order(catalog, distinct(np.concatenate(list(group[1]))))
+        pairs = in_partition_order(catalog, np.unique(np.concatenate(list(group[1]))))  # records
         counts = [0]
 
         def scored() -> Iterator[npt.NDArray[Any]]:
