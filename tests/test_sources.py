@@ -628,7 +628,8 @@ def test_stdin_formats(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_reader_passes_reset_stats_and_close_early(tmp_path: Path) -> None:
     path = write_gz_members(tmp_path / "s.warc.gz", synthetic_warc())
-    reader = open_sources([str(path), str(path)])
+    other = write_gz_members(tmp_path / "t.warc.gz", synthetic_warc())  # one file is read once
+    reader = open_sources([str(path), str(other)])
     assert isinstance(reader, SourceReader)
     assert len(list(reader)) == 16 and reader.stats.files == 2
     first = list(reader)  # a second pass starts afresh
